@@ -1,0 +1,152 @@
+"""Figures as inline SVG that follow the page's light or dark scheme.
+
+Use it as a context manager; the SVG is ready in ``.html`` when the block ends::
+
+    fig = Figure("score-spread", caption="...", alt="...", ncols=2)
+    with fig as (left, right):
+        left.plot(x, y)
+    print(fig.html)
+
+Inside the block matplotlib runs under the site's style (``rc_context``), on a
+``matplotlib.figure.Figure`` that pyplot never sees, so neither rcParams nor open
+figures leak into the next snippet. The output is byte-identical from run to run:
+the hash salt is the figure's name, the date is dropped, and every SVG id is
+prefixed with the name so that several figures can share a page.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib import rc_context  # noqa: E402
+from matplotlib.figure import Figure as _MplFigure  # noqa: E402
+
+#: Placeholder colour for text, axes and ticks; swapped for ``currentColor`` so that
+#: the figure takes the page's foreground colour in light and in dark mode.
+INK = "#010203"
+
+#: Data colours chosen to read on both the white and the slate background.
+PALETTE = ["#4c8fe0", "#f0913a", "#3fb27f", "#e15759", "#b07cc6", "#c9a227", "#6bc4d6", "#9a9a9a"]
+
+STYLE: dict[str, Any] = {
+    "svg.fonttype": "none",  # real <text>: light, selectable, searchable
+    "svg.image_inline": True,
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
+    "font.size": 10,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8.5,
+    "legend.frameon": False,
+    "text.color": INK,
+    "axes.edgecolor": INK,
+    "axes.labelcolor": INK,
+    "axes.titlecolor": INK,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "grid.color": INK,
+    "grid.alpha": 0.18,
+    "axes.grid": True,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "lines.linewidth": 1.8,
+    "figure.facecolor": "none",
+    "axes.facecolor": "none",
+    "savefig.transparent": True,
+    "savefig.bbox": "tight",
+    "savefig.pad_inches": 0.05,
+    "image.interpolation": "nearest",
+}
+
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+class Figure:
+    """One figure of a page: a matplotlib figure in, captioned inline SVG out."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        caption: str,
+        alt: str,
+        nrows: int = 1,
+        ncols: int = 1,
+        size: tuple[float, float] | None = None,
+        **subplot_kw: Any,
+    ) -> None:
+        if not _SLUG.match(name):
+            raise ValueError(f"figure name {name!r}: use lowercase letters, digits and '-'")
+        if not caption.strip() or not alt.strip():
+            raise ValueError(f"figure {name!r} needs a caption and a text alternative")
+        self.name, self.caption, self.alt = name, caption, alt
+        self.shape = (nrows, ncols)
+        self.size = size or (3.4 * ncols + 0.6, 3.0 * nrows)
+        self.subplot_kw = subplot_kw
+        self.html = ""
+        self.figure: _MplFigure | None = None
+        self._rc = None
+
+    def __enter__(self):
+        self._rc = rc_context({**STYLE, "svg.hashsalt": self.name})
+        self._rc.__enter__()
+        self.figure = _MplFigure(figsize=self.size, layout="constrained")
+        axes = self.figure.subplots(*self.shape, squeeze=True, **self.subplot_kw)
+        return axes
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None:
+                self.html = render_svg(self.figure, self.name, caption=self.caption, alt=self.alt)
+        finally:
+            self.figure = None  # no pyplot registry: dropping the reference frees it
+            self._rc.__exit__(exc_type, exc, tb)
+
+
+def render_svg(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:
+    """Save ``fig`` as SVG and wrap it in a ``<figure>`` with caption and text alternative."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg") :]  # drop the XML declaration and DOCTYPE
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    svg = re.sub(r"<style type=\"text/css\">.*?</style>\s*", "", svg, flags=re.S)
+    svg = svg.replace(INK, "currentColor")
+    # Prefix every id (and every reference to one) so that figures never clash on a page.
+    svg = re.sub(r'\bid="([^"]+)"', rf'id="{name}-\1"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{name}-\1)", svg)
+    svg = re.sub(r'href="#([^"]+)"', rf'href="#{name}-\1"', svg)
+    # Responsive: keep the viewBox, let CSS size it; label it for assistive technology.
+    width = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
+    svg = re.sub(r'(<svg[^>]*?)\s(width|height)="[\d.]+pt"', r"\1", svg, count=1)
+    svg = re.sub(r'(<svg[^>]*?)\s(width|height)="[\d.]+pt"', r"\1", svg, count=1)
+    max_width = f' style="max-width: {float(width.group(1)) * 4 / 3:.0f}px"' if width else ""
+    title_id = f"{name}-title"
+    svg = re.sub(
+        r"<svg\b",
+        f'<svg role="img" aria-labelledby="{title_id}"{max_width}',
+        svg,
+        count=1,
+    )
+    svg = svg.replace(">", f'><title id="{title_id}">{html.escape(alt)}</title>', 1)
+    svg = "\n".join(line for line in svg.splitlines() if line.strip())  # no blank lines
+    return (
+        f'<figure class="sdpa-figure" id="fig-{name}">\n{svg}\n'
+        f"<figcaption>{caption}</figcaption>\n</figure>\n"
+    )
+
+
+def svg_figure(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:
+    """Render a figure built elsewhere (under :data:`STYLE`) to the same captioned SVG."""
+    with rc_context({**STYLE, "svg.hashsalt": name}):
+        return render_svg(fig, name, caption=caption, alt=alt)
+
+

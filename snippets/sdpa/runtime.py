@@ -1,0 +1,48 @@
+"""Device choice, seeding and thread count: the run-time state every snippet shares."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+
+#: Environment variable that forces the device: ``cpu`` or ``cuda``.
+DEVICE_ENV = "SDPA_DEVICE"
+#: Environment variable for the CPU thread count (fixed, so float reductions repeat).
+THREADS_ENV = "SDPA_THREADS"
+
+
+def device() -> torch.device:
+    """CUDA when present, else the CPU; ``SDPA_DEVICE=cpu`` (or ``cuda``) overrides."""
+    wanted = os.environ.get(DEVICE_ENV, "").strip().lower()
+    if wanted:
+        if wanted.startswith("cuda") and not torch.cuda.is_available():
+            raise RuntimeError(f"{DEVICE_ENV}={wanted} but torch sees no CUDA device")
+        return torch.device(wanted)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def fix_threads() -> None:
+    """Pin the CPU thread count so that parallel float reductions give the same bits."""
+    threads = int(os.environ.get(THREADS_ENV, "2"))
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
+def seed(value: int = 0) -> torch.Generator:
+    """Seed Python, NumPy and torch (CPU and CUDA); return a CPU generator from the seed.
+
+    Call it at the top of a snippet. Prefer the returned generator (or one made with
+    ``torch.Generator().manual_seed``) for sampling, so that results do not depend on
+    what ran before.
+    """
+    fix_threads()
+    random.seed(value)
+    np.random.seed(value)
+    torch.manual_seed(value)
+    return torch.Generator().manual_seed(value)
+
+
+fix_threads()

@@ -1,0 +1,140 @@
+"""The site builds strictly, renders every figure and table, and fails loudly."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, SNIPPETS, mkdocs, page_includes
+
+FIGURE_SNIPPET = re.compile(r"\bFigure\(")
+TABLE_SNIPPET = re.compile(r"\bmarkdown_table\(")
+
+
+def page_html(site: Path, page: str) -> str:
+    stem = page.removesuffix(".md")
+    path = site / ("index.html" if stem == "index" else f"{stem}/index.html")
+    return path.read_text()
+
+
+@pytest.mark.parametrize("page", sorted(page_includes()))
+def test_page_rendered_its_figures_and_tables(page, built_site):
+    html = page_html(built_site, page)
+    includes = page_includes()[page]
+    figures = sum(len(FIGURE_SNIPPET.findall((SNIPPETS / s).read_text())) for s in includes)
+    tables = sum(len(TABLE_SNIPPET.findall((SNIPPETS / s).read_text())) for s in includes)
+    assert html.count('<figure class="sdpa-figure"') >= figures
+    assert html.count("<table>") >= tables
+    assert "Traceback (most recent call last)" not in html
+    assert 'class="arithmatex"' not in html, "math left as TeX"
+    for figure in re.findall(r'<figure class="sdpa-figure".*?</figure>', html, re.S):
+        assert "<figcaption>" in figure and "<title id=" in figure, "figure without caption or text alternative"
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    assert not duplicates, f"docs/{page}: ids repeated on the page: {duplicates[:5]}"
+
+
+def test_two_builds_are_byte_identical(built_site, tmp_path):
+    again = tmp_path / "again"
+    mkdocs("build", "-d", str(again), check=True)
+    first = sorted(p.relative_to(built_site) for p in built_site.rglob("*.html"))
+    second = sorted(p.relative_to(again) for p in again.rglob("*.html"))
+    assert first == second
+    different = [str(p) for p in first if (built_site / p).read_bytes() != (again / p).read_bytes()]
+    assert not different, f"pages that differ between two builds: {different}"
+
+
+# ---- failing loudly, on throwaway copies --------------------------------------------
+
+BROKEN_SNIPPET = """\
+\"\"\"A snippet that raises on its fourth line.\"\"\"
+
+def ratio():
+    return 1 / 0
+
+print(ratio())
+"""
+
+
+def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_SNIPPET) -> Path:
+    """A copy of the real config with one page and one snippet of our own."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "snippets" / "broken").mkdir(parents=True)
+    (tmp_path / "docs" / "index.md").write_text(page_body)
+    if snippet is not None:
+        (tmp_path / "snippets" / "broken" / "boom.py").write_text(snippet)
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
+    config["nav"] = [{"Home": "index.md"}]
+    config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
+    config.pop("extra_css", None)
+    for extension in config["markdown_extensions"]:
+        if isinstance(extension, dict) and "pymdownx.snippets" in extension:
+            extension["pymdownx.snippets"]["base_path"] = [str(tmp_path / "snippets"), str(SNIPPETS)]
+    path = tmp_path / "mkdocs.yml"
+    path.write_text(yaml.safe_dump(config, allow_unicode=True))
+    return path
+
+
+PAGE = '# Broken\n\n```python exec="on"\n--8<-- "broken/boom.py"\n```\n'
+
+
+@pytest.mark.parametrize("flags", [[], ["-q"], ["-v"]], ids=["plain", "quiet", "verbose"])
+def test_raising_snippet_fails_the_build_naming_file_and_line(tmp_path, flags):
+    config = throwaway_site(tmp_path, PAGE)
+    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), *flags)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "boom.py, line 4" in output
+    assert "ZeroDivisionError: division by zero" in output
+
+
+def test_missing_include_fails_the_build(tmp_path):
+    config = throwaway_site(tmp_path, '# Broken\n\n```python exec="on"\n--8<-- "broken/nowhere.py"\n```\n')
+    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), "-q")
+    assert result.returncode != 0
+    assert "broken/nowhere.py" in result.stdout + result.stderr
+
+
+def test_broken_link_fails_the_build(tmp_path):
+    config = throwaway_site(tmp_path, "# Broken\n\nSee [nothing](nowhere.md) and [here](#no-such-anchor).\n")
+    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"))
+    assert result.returncode != 0
+    assert "nowhere.md" in result.stdout + result.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_keeps_serving_and_shows_the_error(tmp_path):
+    config = throwaway_site(tmp_path, PAGE)
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}", "--no-livereload"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    try:
+        page = ""
+        for _ in range(120):
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).read().decode()
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert server.poll() is None, "mkdocs serve stopped"
+        assert "ZeroDivisionError" in page, "the page should show the traceback"
+    finally:
+        server.terminate()
+        terminal = server.communicate(timeout=30)[0]
+    assert "boom.py, line 4" in terminal

@@ -1,0 +1,47 @@
+"""Every snippet a page includes runs, prints something, and leaks no global state."""
+
+from __future__ import annotations
+
+import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+
+from conftest import DOCS, LIBRARY, SNIPPETS, included_snippets, page_includes
+
+
+def _style() -> dict:
+    """rcParams that a snippet could leak (the backend is chosen once, by the library)."""
+    return {k: v for k, v in matplotlib.rcParams.items() if not k.startswith("backend")}
+
+
+@pytest.mark.parametrize("snippet", included_snippets())
+def test_snippet_runs_and_prints(snippet, run_snippet):
+    rc_before = _style()
+    run = run_snippet(snippet)
+    assert run.output.strip(), f"snippets/{snippet} printed nothing"
+    assert "result" in run.namespace, f"snippets/{snippet} should leave its data in `result` for the tests"
+    assert _style() == rc_before, f"snippets/{snippet} changed rcParams"
+    assert not plt.get_fignums(), f"snippets/{snippet} left pyplot figures open"
+
+
+def test_every_snippet_is_included_by_a_page():
+    on_disk = {
+        str(path.relative_to(SNIPPETS))
+        for path in SNIPPETS.rglob("*.py")
+        if path.relative_to(SNIPPETS).parts[0] != LIBRARY
+    }
+    orphans = sorted(on_disk - set(included_snippets()))
+    assert not orphans, f"snippets no page includes: {orphans}"
+
+
+def test_snippet_folders_match_pages():
+    """snippets/<page>/ holds the snippets of docs/<page>.md and of no other page."""
+    for page, snippets in page_includes().items():
+        stem = page.removesuffix(".md")
+        strangers = [s for s in snippets if s.split("/")[0] != stem]
+        assert not strangers, f"docs/{page} includes snippets of other pages: {strangers}"
+
+
+def test_pages_exist_for_every_include():
+    assert (DOCS / "derivation.md").is_file()
+    assert included_snippets(), "no page includes a snippet: the discovery is broken"

@@ -61,20 +61,53 @@ def run_snippet():
     return _run
 
 
-def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONHASHSEED": "0"}
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-    )
+def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False,
+           offline: bool = False) -> subprocess.CompletedProcess:
+    """Run the mkdocs command line in a fresh process (never reading the snippet cache).
+
+    ``offline=True`` runs it in a new network namespace with no interfaces but loopback
+    (``unshare -rn``), to show that building needs no network.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "SDPA_CACHE"}
+    env.update(NO_MKDOCS_2_WARNING="1", SDPA_CACHE="0")
+    command = [sys.executable, "-m", "mkdocs", *args]
+    if offline:
+        command = ["unshare", "-rn", *command]
+    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check and result.returncode != 0:
         raise AssertionError(f"mkdocs {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
     return result
 
 
+def network_can_be_cut() -> bool:
+    try:
+        return subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        return False
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
-    """The whole site, built once per test session into a temporary folder."""
+    """The whole site, built once per test session into a temporary folder.
+
+    The build runs in this process, through MkDocs' own API, so the experiments that the
+    library memoises are computed once for the build and the snippet tests together.
+    """
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
     site = tmp_path_factory.mktemp("site")
-    mkdocs("build", "--clean", "-d", str(site), check=True)
+    os.environ.pop("SDPA_CACHE", None)
+    os.environ["NO_MKDOCS_2_WARNING"] = "1"
+    cwd = Path.cwd()
+    os.chdir(REPO)
+    try:
+        config = load_config(str(REPO / "mkdocs.yml"), site_dir=str(site))
+        config.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(config)
+        finally:
+            config.plugins.on_shutdown()
+    finally:
+        os.chdir(cwd)
     return site

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import socket
 import subprocess
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, SNIPPETS, mkdocs, page_includes
+from conftest import REPO, SNIPPETS, included_snippets, mkdocs, network_can_be_cut, page_includes
 
 FIGURE_SNIPPET = re.compile(r"\bFigure\(")
 TABLE_SNIPPET = re.compile(r"\bmarkdown_table\(")
@@ -42,14 +44,31 @@ def test_page_rendered_its_figures_and_tables(page, built_site):
     assert not duplicates, f"docs/{page}: ids repeated on the page: {duplicates[:5]}"
 
 
-def test_two_builds_are_byte_identical(built_site, tmp_path):
+def test_a_second_build_offline_is_byte_identical(built_site, tmp_path):
+    """A clean build in a fresh process, with the network cut where the OS allows it."""
     again = tmp_path / "again"
-    mkdocs("build", "-d", str(again), check=True)
+    offline = network_can_be_cut()
+    if not offline and os.environ.get("CI"):
+        pytest.fail("CI must be able to cut the network (unshare -rn) for this test")
+    mkdocs("build", "--clean", "-d", str(again), check=True, offline=offline)
     first = sorted(p.relative_to(built_site) for p in built_site.rglob("*.html"))
     second = sorted(p.relative_to(again) for p in again.rglob("*.html"))
     assert first == second
     different = [str(p) for p in first if (built_site / p).read_bytes() != (again / p).read_bytes()]
     assert not different, f"pages that differ between two builds: {different}"
+
+
+def test_build_report_lists_every_snippet_and_figure(built_site):
+    report = json.loads((built_site / "build-report.json").read_text())
+    ran = {entry["snippet"] for entry in report["snippets"]}
+    assert {f"snippets/{s}" for s in included_snippets()} <= ran
+    for entry in report["snippets"]:
+        assert entry["seconds"] >= 0 and entry["device"] and entry["torch"] and not entry["cached"]
+    reported = sorted(name for entry in report["snippets"] for name in entry["figures"])
+    on_pages = sorted(
+        name for page in built_site.rglob("*.html") for name in re.findall(r'id="fig-([^"]+)"', page.read_text())
+    )
+    assert reported == on_pages
 
 
 # ---- failing loudly, on throwaway copies --------------------------------------------

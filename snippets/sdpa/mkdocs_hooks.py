@@ -12,6 +12,10 @@ Loaded by ``mkdocs.yml`` (``hooks:``). What it does, in build order:
   verbosity flags) and fails ``mkdocs build`` with the file, the line and the
   exception; under ``mkdocs serve`` it logs the same error and keeps the traceback in
   the page;
+* times every executed snippet and writes ``build-report.json`` beside the site (page,
+  snippet, figures, device, torch version, seconds), read by the build-report page;
+* under ``mkdocs serve`` (or with ``SDPA_CACHE=1``) serves unchanged snippets from a
+  content-addressed cache (:mod:`sdpa.snippet_cache`), so a prose edit re-renders fast;
 * turns the TeX that ``pymdownx.arithmatex`` leaves into MathML at build time, so no
   page needs a script or a font from anywhere else.
 """
@@ -19,7 +23,9 @@ Loaded by ``mkdocs.yml`` (``hooks:``). What it does, in build order:
 from __future__ import annotations
 
 import html
+import json
 import logging
+import time
 import re
 import sys
 import textwrap
@@ -40,8 +46,9 @@ if not serve_log.handlers:
     _handler.setFormatter(logging.Formatter("ERROR   -  %(message)s"))
     serve_log.addHandler(_handler)
 
-_state = {"command": "build"}
+_state: dict = {"command": "build", "page": ""}
 _failures: list[str] = []
+_report: list[dict] = []
 
 FENCE = re.compile(
     r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<lang>python|py)\b(?P<opts>[^\n]*)\n"
@@ -80,11 +87,73 @@ def on_config(config):
     exec_logger.propagate = False  # this hook reports the failure itself, once, clearly
     if _collector not in exec_logger.handlers:
         exec_logger.addHandler(_collector)
+    for fence in config.mdx_configs.get("pymdownx.superfences", {}).get("custom_fences", []):
+        if fence.get("name") == "python" and not getattr(fence["format"], "sdpa_wrapped", False):
+            fence["format"] = _timed_and_cached(fence["format"], config)
     return config
+
+
+def _timed_and_cached(run_fence, config):
+    """Wrap markdown-exec's formatter: time each snippet, and consult the cache if enabled."""
+    from sdpa import snippet_cache
+
+    def run(source, language, css_class, options, md, **kwargs):
+        snippet = options.get("id", "") or "(inline code block)"
+        key = None
+        if snippet_cache.enabled(_state["command"]):
+            from sdpa.runtime import device  # imports torch: only when a snippet runs
+
+            key = snippet_cache.snippet_key(source, options, _snippet_bases(config), str(device()))
+            entry = snippet_cache.load(key)
+            if entry is not None:
+                _record(snippet, entry["html"], entry["seconds"], cached=True)
+                return entry["html"]
+        failures, wall = len(_failures), time.perf_counter()
+        output = run_fence(source, language, css_class, options, md, **kwargs)
+        seconds = round(time.perf_counter() - wall, 3)
+        _record(snippet, output, seconds, cached=False)
+        if key is not None and len(_failures) == failures:
+            snippet_cache.store(key, {"snippet": snippet, "html": str(output), "seconds": seconds})
+        return output
+
+    run.sdpa_wrapped = True
+    return run
+
+
+def _record(snippet: str, output: str, seconds: float, *, cached: bool) -> None:
+    import torch
+
+    from sdpa.runtime import device
+
+    _report.append(
+        {
+            "page": _state["page"],
+            "snippet": snippet,
+            "figures": re.findall(r'<figure class="sdpa-figure" id="fig-([^"]+)"', str(output)),
+            "tables": str(output).count("<table>"),
+            "seconds": seconds,
+            "cached": cached,
+            "device": str(device()),
+            "torch": torch.__version__,
+        }
+    )
+
+
+def on_post_build(config) -> None:
+    """Write the build report: every executed snippet with its figures, device and time."""
+    report = {
+        "snippets": _report,
+        "total_seconds": round(sum(entry["seconds"] for entry in _report if not entry["cached"]), 3),
+    }
+    Path(config.site_dir, "build-report.json").write_text(json.dumps(report, indent=1))
 
 
 def on_pre_build(config) -> None:
     _failures.clear()
+    _report.clear()
+    if _state["command"] != "serve":
+        return
+    # A rebuild under `mkdocs serve`: forget the snippet modules so edits are re-imported.
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None) or ""
         if path and Path(path).resolve().is_relative_to(SNIPPETS) and name != __name__:
@@ -106,6 +175,7 @@ def _display_path(path: Path) -> str:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     source = page.file.src_uri
+    _state["page"] = source
     bases = _snippet_bases(config)
 
     def with_id(match: re.Match) -> str:

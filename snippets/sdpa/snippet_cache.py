@@ -1,0 +1,93 @@
+"""A content-addressed cache of executed snippets, for a fast ``mkdocs serve``.
+
+A snippet's key hashes everything its output can depend on: its own source, the source
+of every module under ``snippets/`` that it imports (followed transitively through the
+import statements), the markdown-exec options of its fence, and the torch version,
+Python version and device. Edit a shared helper and every snippet that imports it gets a
+new key; edit prose only and every key stays the same.
+
+``mkdocs serve`` reads and writes the cache by default; ``mkdocs build`` regenerates
+every figure unless the builder sets ``SDPA_CACHE=1``; ``SDPA_CACHE=0`` turns it off
+everywhere. The tests never read it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import platform
+from pathlib import Path
+
+CACHE_ENV = "SDPA_CACHE"
+CACHE_DIR = Path(".cache") / "snippets"
+
+
+def enabled(command: str) -> bool:
+    """Whether this build uses the cache: on for ``serve``, off for ``build``, unless set."""
+    setting = os.environ.get(CACHE_ENV, "").strip().lower()
+    if setting in ("0", "false", "no", "off"):
+        return False
+    if setting in ("1", "true", "yes", "on"):
+        return True
+    return command == "serve"
+
+
+def _module_files(name: str, bases: list[Path]) -> list[Path]:
+    """Files under ``bases`` that importing ``name`` (e.g. ``sdpa.recall``) executes."""
+    parts, files = name.split("."), []
+    for base in bases:
+        for depth in range(1, len(parts) + 1):
+            stem = base.joinpath(*parts[:depth])
+            for candidate in (stem / "__init__.py", stem.with_suffix(".py")):
+                if candidate.is_file():
+                    files.append(candidate)
+        if files:
+            break
+    return files
+
+
+def imported_files(source: str, bases: list[Path]) -> list[Path]:
+    """Every file under ``bases`` that ``source`` imports, directly or through others."""
+    seen: dict[Path, None] = {}
+    pending = [source]
+    while pending:
+        tree = ast.parse(pending.pop())
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            for name in names:
+                for path in _module_files(name, bases):
+                    if path not in seen:
+                        seen[path] = None
+                        pending.append(path.read_text())
+    return sorted(seen)
+
+
+def snippet_key(source: str, options: dict, bases: list[Path], device: str) -> str:
+    """The cache key of one executed fence."""
+    import torch
+
+    digest = hashlib.sha256()
+    for part in (source, repr(sorted((k, repr(v)) for k, v in options.items())), torch.__version__,
+                 platform.python_version(), device):
+        digest.update(part.encode() + b"\0")
+    for path in imported_files(source, bases):
+        digest.update("/".join(path.parts[-2:]).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def load(key: str) -> dict | None:
+    path = CACHE_DIR / f"{key}.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def store(key: str, entry: dict) -> None:
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    tmp = CACHE_DIR / f"{key}.tmp"
+    tmp.write_text(json.dumps(entry))
+    tmp.replace(CACHE_DIR / f"{key}.json")

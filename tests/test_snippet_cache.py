@@ -1,0 +1,62 @@
+"""The serve cache's keys: stable for unchanged code, new for every snippet a change reaches.
+
+These tests compute keys only; no test reads a cached result.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from conftest import SNIPPETS, included_snippets
+from sdpa import snippet_cache
+
+OPTIONS = {"source": "tabbed-right"}
+
+
+def keys(base):
+    return {
+        s: snippet_cache.snippet_key((base / s).read_text(), OPTIONS, [base], "cpu") for s in included_snippets()
+    }
+
+
+def test_keys_are_stable():
+    assert keys(SNIPPETS) == keys(SNIPPETS)
+
+
+def test_editing_a_shared_helper_invalidates_every_snippet_that_imports_it(tmp_path):
+    copy = tmp_path / "snippets"
+    shutil.copytree(SNIPPETS, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = keys(copy)
+
+    with (copy / "sdpa" / "attention.py").open("a") as helper:
+        helper.write("\n# an edit to a shared helper\n")
+    after = keys(copy)
+    changed = {s for s in before if before[s] != after[s]}
+    importers = {s for s in before if copy / "sdpa" / "attention.py" in snippet_cache.imported_files(
+        (copy / s).read_text(), [copy])}
+    direct = {s for s in before if "sdpa.attention" in (copy / s).read_text()}
+    assert changed == importers
+    assert direct <= changed, "a snippet that imports the helper by name kept its key"
+    assert "derivation/beyond_independence.py" not in changed, "a snippet that never imports it was invalidated"
+
+    # sdpa/runtime.py is imported by the package itself, so every snippet depends on it.
+    with (copy / "sdpa" / "runtime.py").open("a") as helper:
+        helper.write("\n# an edit every snippet sees\n")
+    assert all(keys(copy)[s] != after[s] for s in after)
+
+
+def test_snippet_source_and_environment_change_the_key():
+    source = (SNIPPETS / "derivation" / "score_std.py").read_text()
+    base = snippet_cache.snippet_key(source, OPTIONS, [SNIPPETS], "cpu")
+    assert snippet_cache.snippet_key(source + "\n", OPTIONS, [SNIPPETS], "cpu") != base
+    assert snippet_cache.snippet_key(source, OPTIONS, [SNIPPETS], "cuda") != base
+    assert snippet_cache.snippet_key(source, {"source": "tabbed-left"}, [SNIPPETS], "cpu") != base
+
+
+def test_cache_is_off_for_builds_and_on_for_serve(monkeypatch):
+    monkeypatch.delenv("SDPA_CACHE", raising=False)
+    assert not snippet_cache.enabled("build") and snippet_cache.enabled("serve")
+    monkeypatch.setenv("SDPA_CACHE", "1")
+    assert snippet_cache.enabled("build")
+    monkeypatch.setenv("SDPA_CACHE", "0")
+    assert not snippet_cache.enabled("serve")

@@ -72,5 +72,6 @@ with figure as ax:
         ax.plot(dims, [r["gap_scaled"] for r in result if r["n"] == n], "s--", color=color, label=f"n = {n}, scaled")
     ax.set(xscale="log", yscale="log", xlabel="head dimension d_k", ylabel="median gap (max − min logit)")
     ax.set_xticks(HEAD_DIMS, [str(d) for d in HEAD_DIMS])
-    ax.legend(ncols=2, fontsize=7.5)
+    ax.set_ylim(top=ax.get_ylim()[1] * 6)  # head-room for the legend above the lines
+    ax.legend(ncols=2, fontsize=7.5, loc="upper left")
 print(figure.html)

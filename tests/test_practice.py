@@ -1,0 +1,88 @@
+"""The practice page's claims, with the tolerances its prose states."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+
+def test_reference_equals_pytorch_sdpa_and_default_scale(run_snippet):
+    rows = run_snippet("practice/sdpa_equality.py").namespace["result"]
+    assert {r["d_k"] for r in rows} == {16, 64, 128}
+    for r in rows:
+        assert r["max_abs_diff"] < 1e-12, r  # float64 rounding only
+        if r["call"].startswith("default"):
+            assert r["factor"] == pytest.approx(1 / math.sqrt(r["d_k"]))
+            assert r["diff_to_unscaled"] > 0.1, "the control: the default is not the unscaled formula"
+
+
+def test_folded_forward_identical_and_t5_unit_spread(run_snippet):
+    rows = {r["head"].split(":")[0].split(" ")[0]: r for r in run_snippet("practice/folded_forward.py").namespace["result"]}
+    assert rows["folded"]["max_diff_to_scaled"] == 0.0, "s = 1/8 is a power of two: bit for bit"
+    assert rows["scaled"]["logit_std"] == pytest.approx(1.0, rel=0.05)
+    assert rows["T5"]["logit_std"] == pytest.approx(1.0, rel=0.05)
+    assert rows["T5"]["max_diff_to_scaled"] > 1.0, "T5's weights are a different draw"
+    assert rows["unscaled"]["logit_std"] == pytest.approx(8.0, rel=0.05)
+
+
+def test_multihead_scaled_heads_are_comparable(run_snippet):
+    rows = run_snippet("practice/multihead_scales.py").namespace["result"]
+    for r in rows:
+        assert r["std_none"] == pytest.approx(math.sqrt(r["d_k"]), rel=0.05)
+        assert r["std_scaled"] == pytest.approx(1.0, rel=0.05)
+    scaled = [r["max_weight_scaled"] for r in rows]
+    unscaled = [r["max_weight_none"] for r in rows]
+    assert max(scaled) - min(scaled) < 0.02, "scaled heads start equally soft"
+    assert unscaled == sorted(unscaled) and unscaled[-1] > 0.85 and unscaled[-1] - unscaled[0] > 0.2
+
+
+def test_production_table(run_snippet):
+    rows = {r["model"]: r for r in run_snippet("practice/production_heads.py").namespace["result"]}
+    assert not any("Mistral" in name for name in rows), "unsourced: left out"
+    for r in rows.values():
+        if not r["head_dim_given"]:
+            assert r["head_dim"] * r["heads"] == r["d_model"]
+        assert r["logit_std"] == pytest.approx(r["scale_times_sqrt_d"] if r["model"] != "T5 base" else 1.0, rel=0.03)
+    assert sum(r["head_dim"] == 128 for r in rows.values()) >= 6, "most use head dimension 128"
+    assert rows["Gemma 2 27B"]["scale"] == pytest.approx(144**-0.5)
+    assert rows["Gemma 3 27B"]["scale"] == pytest.approx(168**-0.5)
+    assert rows["Grok-1"]["scale"] == pytest.approx(0.08838834764831845)
+    assert rows["T5 base"]["scale"] == 1.0
+
+
+def test_layernorm_does_not_remove_the_growth(run_snippet):
+    rows = run_snippet("practice/layernorm.py").namespace["result"]
+    for r in rows:
+        component = 1.0 if r["setting"].endswith("q and k") else 1 / 3
+        assert r["q_component_var"] == pytest.approx(component, rel=0.05)
+        assert r["std_unscaled"] == pytest.approx(math.sqrt(r["d_k"] * component**2), rel=0.1)
+        assert r["std_scaled"] == pytest.approx(component, rel=0.1)
+    for setting in {r["setting"] for r in rows}:
+        unscaled = [r["std_unscaled"] for r in rows if r["setting"] == setting]
+        assert unscaled[-1] / unscaled[0] == pytest.approx(4.0, rel=0.1), "grows like sqrt(d_k): 16 -> 256"
+
+
+def test_low_precision_rounding_and_overflow(run_snippet):
+    rows = run_snippet("practice/low_precision.py").namespace["result"]
+    at = {(r["dtype"], r["d_k"], r["logits"]): r for r in rows}
+    for dtype in ("bfloat16", "float16"):
+        for d_k in (64, 128, 512):
+            unscaled, scaled = at[(dtype, d_k, "q·k")], at[(dtype, d_k, "q·k/√d_k")]
+            # absolute errors scale with the logits' size; within half a rounding step (+ accumulation)
+            assert unscaled["logit_error"] > 3 * scaled["logit_error"]
+            assert unscaled["weight_error"] > 3 * scaled["weight_error"]
+            assert unscaled["logit_error"] <= unscaled["spacing_at_max"] * 1.01
+            assert scaled["exp_overflow_share"] == 0.0
+    assert at[("bfloat16", 128, "q·k")]["exp_overflow_share"] == 0.0
+    assert at[("float16", 128, "q·k")]["exp_overflow_share"] > 0.1
+    assert at[("float16", 64, "q·k")]["exp_limit"] == pytest.approx(math.log(65504))
+
+
+def test_fp16_scaling_q_first_avoids_overflow(run_snippet):
+    rows = {r["std"]: r for r in run_snippet("practice/fp16_overflow.py").namespace["result"]}
+    for r in rows.values():
+        assert r["inf_scaled_after"] == r["inf_unscaled"], "dividing afterwards cannot undo inf"
+        assert r["inf_scaled_before"] <= r["inf_unscaled"]
+    assert rows[4]["inf_unscaled"] == 0.0
+    assert rows[64]["inf_unscaled"] > 0.05 and rows[64]["inf_scaled_before"] == 0.0

@@ -1,0 +1,105 @@
+"""The temperature page's claims, with the tolerances its prose states."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+
+def _monotone(values, increasing):
+    pairs = list(zip(values, values[1:]))
+    return all(b >= a - 1e-12 for a, b in pairs) if increasing else all(b <= a + 1e-12 for a, b in pairs)
+
+
+def test_temperature_limits_and_monotonicity(run_snippet):
+    r = run_snippet("temperature/softmax_temperature.py").namespace["result"]
+    temps = r["temperatures"]
+    assert temps[0] == pytest.approx(0.01) and temps[-1] == pytest.approx(100)
+    # T -> 0: argmax (a few near-ties keep the mean just below 1).
+    assert r["max_weight"][0] > 0.98 and r["entropy"][0] < 0.05
+    # T -> infinity: uniform.
+    assert r["entropy"][-1] == pytest.approx(r["log_n"], rel=1e-3)
+    assert r["max_weight"][-1] == pytest.approx(1 / r["n"], rel=0.05)
+    # dH/dT = Var_p(z) / T^3 >= 0, and the largest weight falls monotonically.
+    assert _monotone(r["entropy"], increasing=True)
+    assert _monotone(r["max_weight"], increasing=False)
+    for t, row in r["example"].items():
+        assert sum(row) == pytest.approx(1.0, abs=1e-6)
+    assert r["example"][0.25][0] > r["example"][1.0][0] > r["example"][4.0][0]
+
+
+def test_sqrt_dk_is_comparable_across_dk_a_fixed_temperature_is_not(run_snippet):
+    namespace = run_snippet("temperature/fixed_temperature.py").namespace
+    rows, fixed_t = namespace["result"], namespace["FIXED_T"]
+    scaled = {r["d_k"]: r for r in rows if r["arm"] == "1/sqrt(d_k)"}
+    fixed = {r["d_k"]: r for r in rows if r["arm"] != "1/sqrt(d_k)"}
+    for d_k, r in scaled.items():
+        if d_k >= 8:
+            assert r["std"] == pytest.approx(1.0, rel=0.05)
+        assert fixed[d_k]["std"] == pytest.approx(r["std"] * math.sqrt(d_k) / fixed_t, rel=1e-5)
+    wide = [r["max_weight"] for d_k, r in scaled.items() if d_k >= 16]
+    mean = sum(wide) / len(wide)
+    assert all(w == pytest.approx(mean, rel=0.10) for w in wide)
+    # The fixed temperature matches 1/sqrt(d_k) only at d_k = T^2 ...
+    assert fixed[64]["max_weight"] == pytest.approx(scaled[64]["max_weight"], rel=1e-6)
+    # ... and the largest weight grows more than tenfold from d_k = 8 to 512.
+    assert fixed[512]["max_weight"] > 10 * fixed[8]["max_weight"]
+    assert _monotone([fixed[d]["max_weight"] for d in sorted(fixed)], increasing=True)
+
+
+def test_sequence_length_fade_and_log_n_scaling(run_snippet):
+    namespace = run_snippet("temperature/sequence_length.py").namespace
+    rows = namespace["result"]
+    at = {(r["rho"], r["n"], r["arm"]): r for r in rows}
+    first, last = namespace["LENGTHS"][0], namespace["LENGTHS"][-1]
+    assert (first, last) == (16, 16384)
+    for rho in namespace["RHOS"]:
+        start = at[(rho, first, "fixed")]
+        assert at[(rho, first, "log n")]["max_weight"] == start["max_weight"]
+        # Fixed scale: under 5% of the weight is left, entropy within 0.7 nats of log n.
+        assert at[(rho, last, "fixed")]["max_weight"] < 0.05 * start["max_weight"]
+        assert math.log(last) - at[(rho, last, "fixed")]["entropy"] < 0.7
+        fixed_curve = [at[(rho, n, "fixed")]["max_weight"] for n in namespace["LENGTHS"]]
+        assert _monotone(fixed_curve, increasing=False)
+        # Log-n scaling keeps more than half of the weight for both matches.
+        assert at[(rho, last, "log n")]["max_weight"] > 0.5 * start["max_weight"]
+    strong = 0.7
+    for n in namespace["LENGTHS"]:
+        assert at[(strong, n, "log n")]["max_weight"] == pytest.approx(at[(strong, first, "fixed")]["max_weight"], rel=0.10)
+        assert at[(strong, n, "log n")]["entropy"] < 1.5
+    # The weaker match still fades under log-n scaling.
+    assert at[(0.5, last, "log n")]["max_weight"] < 0.9 * at[(0.5, first, "log n")]["max_weight"]
+
+
+def test_soft_capping_bounds_logits_but_does_not_restore_gradients(run_snippet):
+    namespace = run_snippet("temperature/soft_capping.py").namespace
+    rows = {r["spread"]: r for r in namespace["result"]}
+    caps = namespace["CAPS"]
+    assert caps == [50.0, 30.0]
+    for cap in caps:
+        key = f"{cap:g}"
+        # Small logits: nothing measurable changes.
+        assert rows[1.0][f"max_weight, {key}"] == pytest.approx(rows[1.0]["max_weight, none"], rel=0.01)
+        # Never beyond the cap.
+        assert all(r[f"max_abs_logit, {key}"] <= cap for r in rows.values())
+        # Large spread: the capped rows are far flatter than the nearly one-hot uncapped ones.
+        assert rows[100.0]["max_weight, none"] > 0.95
+        assert rows[100.0][f"max_weight, {key}"] < 0.2
+        # The slope multiplies gradients: smaller Jacobian wherever the cap is active.
+        for spread in (20.0, 50.0, 100.0):
+            assert rows[spread][f"jacobian, {key}"] < rows[spread]["jacobian, none"]
+
+
+def test_small_heads_are_noisy(run_snippet):
+    namespace = run_snippet("temperature/small_dk_noise.py").namespace
+    rows, rho = namespace["result"], namespace["RHO"]
+    for r in rows:
+        assert r["estimate_std"] == pytest.approx(math.sqrt((1 + rho**2) / r["d_k"]), rel=0.06)
+        assert r["estimate_mean"] == pytest.approx(rho, abs=3 * r["predicted_std"] / math.sqrt(namespace["N_QUERIES"]))
+        # Dividing by sqrt(d_k) changes no ranking.
+        assert r["same_argmax"]
+    top1 = {r["d_k"]: r["top1"] for r in rows}
+    assert all(top1[d] < 0.10 for d in top1 if d <= 4)
+    assert all(top1[d] > 0.99 for d in top1 if d >= 128)
+    assert _monotone([top1[d] for d in sorted(top1)], increasing=True)

@@ -171,12 +171,14 @@ def forward(w: dict, learn: torch.Tensor, query: torch.Tensor, pairs: torch.Tens
     receives a gradient.
     """
     log_c = w["log_scale"] * learn + (w["log_scale"] * (1 - learn)).detach()
+    # Same numbers as k_j = x_j W_K, v_j = x_j W_V, but cheaper: q . k_j = (q W_K^T) . x_j
+    # and sum_j p_j v_j = (sum_j p_j x_j) W_V, so no (n_pairs x d_k) tensor is ever built.
     q = torch.einsum("ebd,edk->ebk", query, w["W_Q"])
-    k = torch.einsum("ebnd,edk->ebnk", pairs, w["W_K"])
-    v = torch.einsum("ebnd,edk->ebnk", pairs, w["W_V"])
-    logits = torch.exp(log_c)[:, None, None] * torch.einsum("ebk,ebnk->ebn", q, k)
+    q_back = torch.einsum("ebk,edk->ebd", q, w["W_K"])  # q W_K^T, in model space
+    logits = torch.exp(log_c)[:, None, None] * torch.einsum("ebd,ebnd->ebn", q_back, pairs)
     p = torch.softmax(logits, dim=-1)
-    out = torch.einsum("ebn,ebnk->ebk", p, v) @ w["W_O"]  # (E, B, n_values)
+    mixed = torch.einsum("ebn,ebnd->ebd", p, pairs)  # sum_j p_j x_j
+    out = torch.einsum("ebd,edk->ebk", mixed, w["W_V"]) @ w["W_O"]  # (E, B, n_values)
     return {"logits": logits, "p": p, "out": out}
 
 

@@ -1,0 +1,121 @@
+"""Serve a built site on 127.0.0.1 and open it in the system's headless Chromium.
+
+Shared by ``tests/test_browser.py`` and ``scripts/screenshots.py``. Playwright drives
+Debian's ``chromium`` package (``/usr/bin/chromium``); it never downloads a browser.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Flags for a quiet, offline, sandbox-free headless Chromium (CI runs as root).
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+#: The two colour schemes; mkdocs.yml picks the palette from prefers-color-scheme.
+SCHEMES = ("light", "dark")
+
+
+def chromium_path() -> str | None:
+    """The system Chromium (``SDPA_CHROMIUM`` overrides), or None when it is absent."""
+    for candidate in (os.environ.get("SDPA_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def launch(playwright):
+    """Launch the system Chromium through Playwright."""
+    path = chromium_path()
+    if path is None:
+        raise RuntimeError("no Chromium: install Debian's package with `apt-get install -y chromium`")
+    return playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep the test output clean
+        pass
+
+
+@contextmanager
+def serve(site: Path) -> Iterator[str]:
+    """Serve ``site`` on 127.0.0.1 from a thread; yields the base URL (ending in '/')."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+class _AnyTagLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml even where it carries tags such as ``!!python/name:``."""
+
+
+_AnyTagLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+def nav_pages(config: Path = REPO / "mkdocs.yml") -> list[str]:
+    """The source path of every local page in the nav, in nav order (e.g. 'derivation.md')."""
+    nav = yaml.load(config.read_text(), Loader=_AnyTagLoader).get("nav") or []
+    found: list[str] = []
+
+    def walk(item) -> None:
+        if isinstance(item, str):
+            if "://" not in item:
+                found.append(item)
+        elif isinstance(item, list):
+            for child in item:
+                walk(child)
+        elif isinstance(item, dict):
+            for child in item.values():
+                walk(child)
+
+    walk(nav)
+    return found
+
+
+def page_url(source: str) -> str:
+    """The site-relative URL of a page under ``use_directory_urls`` ('derivation.md' -> 'derivation/')."""
+    stem = source.rsplit(".", 1)[0]
+    if stem == "index":
+        return ""
+    if stem.endswith("/index"):
+        return stem.removesuffix("index")
+    return stem + "/"
+
+
+def page_file(site: Path, source: str) -> Path:
+    """The built HTML file of a page."""
+    return site / page_url(source) / "index.html"
+
+
+def built_pages(site: Path) -> list[str]:
+    """Every HTML page of a built site, as site-relative URLs (the 404 page left out)."""
+    urls = []
+    for path in sorted(site.rglob("index.html")):
+        rel = path.parent.relative_to(site).as_posix()
+        urls.append("" if rel == "." else rel + "/")
+    return urls

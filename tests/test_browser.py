@@ -1,0 +1,361 @@
+"""The built site in a real browser: every page, light and dark, desktop and phone.
+
+The site is built once (the ``built_site`` fixture), served on 127.0.0.1 from a thread
+and opened in the system's headless Chromium through Playwright. Each page is loaded
+once per colour scheme; the tests below assert on what that visit recorded. The pages
+come from the nav in mkdocs.yml, and a test checks that the built site has no page
+the nav leaves out, so a new page is covered without editing this file.
+
+Where Chromium or Playwright is missing the browser tests skip, saying why; under CI
+(``CI`` set) they fail instead, so CI never skips them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from browser_support import SCHEMES, built_pages, chromium_path, launch, nav_pages, page_file, page_url, serve
+from conftest import DOCS
+
+PAGES = nav_pages()
+MAX_PAGE_BYTES = 1_000_000
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 375, "height": 740}
+#: WCAG 2.1: 4.5:1 for text, 3:1 for graphical objects such as axes and ticks.
+TEXT_CONTRAST, GRAPHICS_CONTRAST = 4.5, 3.0
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: browser tests must run, not skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+# ---- page weight (no browser needed) --------------------------------------------------
+
+
+def test_no_page_is_over_one_megabyte(built_site, capsys):
+    sizes = {path.relative_to(built_site).as_posix(): path.stat().st_size for path in sorted(built_site.rglob("*.html"))}
+    with capsys.disabled():
+        print("\nbuilt HTML pages (bytes):")
+        for name, size in sizes.items():
+            print(f"  {size:>9,}  {name}")
+    heavy = {name: size for name, size in sizes.items() if size > MAX_PAGE_BYTES}
+    assert not heavy, f"pages over {MAX_PAGE_BYTES:,} bytes: {heavy}"
+
+
+def test_the_browser_tests_cover_every_built_page(built_site):
+    unlisted = sorted(set(built_pages(built_site)) - {page_url(p) for p in PAGES})
+    assert not unlisted, f"built pages missing from the nav (so unchecked here): {unlisted}"
+    missing = [p for p in PAGES if not page_file(built_site, p).is_file()]
+    assert not missing, f"nav pages that were not built: {missing}"
+
+
+# ---- one browser, one visit per page and scheme ------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if chromium_path() is None:
+        _unavailable("Chromium not found at /usr/bin/chromium: `apt-get install -y chromium` (Debian)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright Python package is not installed (see requirements.txt)")
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site):
+    with serve(built_site) as url:
+        yield url
+
+
+@dataclass
+class Visit:
+    """What one page load saw."""
+
+    url: str
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    foreign_requests: list[str] = field(default_factory=list)
+    figures: list[dict] = field(default_factory=list)
+    math: dict = field(default_factory=dict)
+    axe: list[dict] = field(default_factory=list)
+    overflow: dict = field(default_factory=dict)
+
+
+def _watch(context, page, base: str, visit: Visit) -> None:
+    """Record console errors, failed requests and any request that leaves the local server."""
+    origin = urlsplit(base).netloc
+
+    def route(r):
+        url = r.request.url
+        if url.startswith(("data:", "blob:")) or urlsplit(url).netloc == origin:
+            r.continue_()
+        else:
+            visit.foreign_requests.append(url)
+            r.abort()
+
+    context.route("**/*", route)
+    page.on("console", lambda m: m.type == "error" and visit.console_errors.append(f"{m.text} ({m.location})"))
+    page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
+    page.on("requestfailed", lambda r: visit.failed_requests.append(f"{r.url}: {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and visit.failed_requests.append(f"{r.url}: HTTP {r.status}"))
+
+
+#: Colour helpers shared by the probes: WCAG relative luminance and contrast ratio, and
+#: the first opaque background behind an element.
+COLOUR_JS = """
+  const rgba = s => {
+    const m = /rgba?\\(([^)]+)\\)/.exec(s || '');
+    if (!m) return null;
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const lum = c => {
+    const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  // Contrast of colour a drawn over background b (a's alpha composited over b first).
+  const contrast = (a, b) => {
+    const k = a[3] === undefined ? 1 : a[3];
+    const top = [0, 1, 2].map(i => a[i] * k + b[i] * (1 - k));
+    const x = lum(top), y = lum(b);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  };
+  const background = el => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0.5) return c;
+    }
+    return [255, 255, 255, 1];
+  };
+  const paint = (el, prop) => {
+    const v = getComputedStyle(el)[prop];
+    return v && v !== 'none' ? rgba(v) : null;
+  };
+"""
+
+PROBE_JS = """
+() => {
+""" + COLOUR_JS + """
+  const figures = (() => {
+  return [...document.querySelectorAll('figure.sdpa-figure')].map(fig => {
+    const svg = fig.querySelector('svg');
+    const out = {id: fig.id, svg: !!svg};
+    if (!svg) return out;
+    svg.scrollIntoView();
+    const box = svg.getBoundingClientRect();
+    const bg = background(fig);
+    out.width = box.width; out.height = box.height;
+    out.visible = svg.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
+    out.background = bg;
+    out.color = rgba(getComputedStyle(svg).color);
+    const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim());
+    out.texts = texts.length;
+    out.text_contrast = Math.min(99, ...texts.map(t => paint(t, 'fill')).filter(Boolean).map(c => contrast(c, bg)));
+    // Axis lines and tick marks; grid lines (faint on purpose, stroke-opacity < 1) are left out.
+    const axes = [...svg.querySelectorAll('[id*="matplotlib.axis"] path, [id*="matplotlib.axis"] use')]
+      .filter(a => parseFloat(getComputedStyle(a).strokeOpacity) >= 0.9);
+    const strokes = axes.map(a => paint(a, 'stroke')).filter(Boolean);
+    out.axis_marks = strokes.length;
+    out.axis_contrast = Math.min(99, ...strokes.map(c => contrast(c, bg)));
+    // Data lines and markers (matplotlib's line2d outside the axes): 3:1 like any graphic.
+    const data = [...svg.querySelectorAll('[id*="line2d"] path, [id*="line2d"] use')]
+      .filter(a => !a.closest('[id*="matplotlib.axis"]') && parseFloat(getComputedStyle(a).strokeOpacity) >= 0.9)
+      .map(a => paint(a, 'stroke')).filter(Boolean);
+    out.data_lines = data.length;
+    out.data_contrast = Math.min(99, ...data.map(c => contrast(c, bg)));
+    const label = (svg.getAttribute('aria-labelledby') || '').split(/\\s+/).filter(Boolean)
+      .map(id => (document.getElementById(id) || {}).textContent || '').join(' ').trim();
+    out.alt = label || svg.getAttribute('aria-label') || '';
+    out.role = svg.getAttribute('role');
+    out.caption = ((fig.querySelector('figcaption') || {}).textContent || '').trim();
+    return out;
+  });
+  })();
+  const math = (() => {
+  const article = document.querySelector('article') || document.body;
+  const copy = article.cloneNode(true);
+  copy.querySelectorAll('pre, code, script, style, .highlight, .md-source-file').forEach(e => e.remove());
+  const text = copy.textContent;
+  const tex = [];
+  for (const re of [/\\\\[a-zA-Z]{2,}/g, /\\$\\$/g, /\\$[^$\\s][^$\\n]*\\$/g, /\\\\[\\(\\)\\[\\]]/g]) {
+    for (const m of text.matchAll(re)) tex.push(text.slice(Math.max(0, m.index - 30), m.index + 40));
+  }
+  const maths = [...article.querySelectorAll('math')];
+  return {
+    mathml: maths.length,
+    math_contrast: Math.min(99, ...maths.map(m => contrast(rgba(getComputedStyle(m).color), background(m)))),
+    errors: article.querySelectorAll('merror').length,
+    arithmatex: article.querySelectorAll('.arithmatex').length,
+    raw_tex: tex.slice(0, 5),
+  };
+  })();
+  return {figures, math};
+}
+"""
+
+OVERFLOW_JS = """
+() => {
+  const root = document.documentElement, limit = root.clientWidth;
+  const scrollsItself = el => {
+    for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (['auto', 'scroll', 'hidden', 'clip'].includes(s.overflowX) && e.clientWidth <= limit) return true;
+    }
+    return false;
+  };
+  const wide = [];
+  for (const el of document.querySelectorAll('.md-content *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > limit + 1 && !scrollsItself(el)) {
+      wide.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && el.className.baseVal === undefined ? '.' + String(el.className).trim().split(/\\s+/).join('.') : ''} right=${Math.round(r.right)}`);
+    }
+  }
+  return {scroll_width: root.scrollWidth, client_width: limit, body_scroll_width: document.body.scrollWidth, wide: wide.slice(0, 8)};
+}
+"""
+
+
+def _open(browser, base: str, source: str, scheme: str, viewport: dict):
+    context = browser.new_context(color_scheme=scheme, viewport=viewport, reduced_motion="reduce")
+    page = context.new_page()
+    visit = Visit(base + page_url(source))
+    _watch(context, page, base, visit)
+    page.goto(visit.url, wait_until="load")
+    return context, page, visit
+
+
+#: axe-core runs on the whole page but MathML: its colour-contrast rule costs seconds per
+#: page on MathML's many small elements, and <math> only inherits the text colour, which
+#: PROBE_JS checks itself (``math_contrast``).
+AXE_CONTEXT = {"exclude": [["math"]]}
+AXE_OPTIONS = {"resultTypes": ["violations"]}
+_visits: dict[tuple[str, str], Visit] = {}
+
+
+@pytest.fixture(scope="session")
+def visit(browser, site_url):
+    """One visit per page and scheme, shared by the tests below: desktop width, then 375 px."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+
+    def get(source: str, scheme: str) -> Visit:
+        key = (source, scheme)
+        if key not in _visits:
+            context, page, record = _open(browser, site_url, source, scheme, DESKTOP)
+            try:
+                probed = page.evaluate(PROBE_JS)
+                record.figures, record.math = probed["figures"], probed["math"]
+                results = axe.run(page, context=AXE_CONTEXT, options=AXE_OPTIONS)
+                record.axe = [
+                    {"id": v["id"], "impact": v["impact"], "help": v["help"],
+                     "nodes": [n["target"] for n in v["nodes"][:3]]}
+                    for v in results.response["violations"]
+                ]
+                page.set_viewport_size(PHONE)
+                record.overflow = page.evaluate(OVERFLOW_JS)
+                page.wait_for_load_state("networkidle")  # every request finished (or failed)
+            finally:
+                context.close()
+            _visits[key] = record
+        return _visits[key]
+
+    return get
+
+
+CASES = [pytest.param(p, s, id=f"{page_url(p) or 'home'}-{s}") for p in PAGES for s in SCHEMES]
+
+
+@pytest.mark.parametrize("source, scheme", CASES)
+def test_page_loads_cleanly_and_offline(visit, source, scheme):
+    seen = visit(source, scheme)
+    assert not seen.console_errors, f"{seen.url}: console errors: {seen.console_errors}"
+    assert not seen.failed_requests, f"{seen.url}: failed requests: {seen.failed_requests}"
+    assert not seen.foreign_requests, f"{seen.url}: requests to other hosts: {seen.foreign_requests}"
+
+
+@pytest.mark.parametrize("source, scheme", CASES)
+def test_figures_are_visible_readable_and_described(visit, source, scheme):
+    seen = visit(source, scheme)
+    for fig in seen.figures:
+        where = f"{seen.url}#{fig['id']} ({scheme})"
+        assert fig["svg"], f"{where}: figure without an inline SVG"
+        assert fig["visible"] and fig["width"] > 50 and fig["height"] > 50, f"{where}: not visible: {fig}"
+        assert fig["texts"] > 0, f"{where}: no text (labels, ticks) in the figure"
+        assert fig["text_contrast"] >= TEXT_CONTRAST, (
+            f"{where}: figure text contrast {fig['text_contrast']:.2f} < {TEXT_CONTRAST} on {fig['background']}")
+        assert fig["axis_marks"] > 0, f"{where}: no axis lines or ticks found"
+        assert fig["axis_contrast"] >= GRAPHICS_CONTRAST, (
+            f"{where}: axis contrast {fig['axis_contrast']:.2f} < {GRAPHICS_CONTRAST} on {fig['background']}")
+        assert fig["data_contrast"] >= GRAPHICS_CONTRAST, (
+            f"{where}: a data line reads at {fig['data_contrast']:.2f}:1 < {GRAPHICS_CONTRAST} on {fig['background']}")
+        assert fig["role"] == "img" and len(fig["alt"]) >= 20, f"{where}: no text alternative: {fig['alt']!r}"
+        assert fig["caption"], f"{where}: no caption"
+
+
+def _source_has_math(source: str) -> bool:
+    path = DOCS / source
+    if path.suffix != ".md" or not path.is_file():
+        return False
+    text = re.sub(r"^([ \t]*)(`{3,}|~{3,}).*?^\1\2[ \t]*$", "", path.read_text(), flags=re.M | re.S)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    return bool(re.search(r"\$\$|(?<![\\$])\$[^$\s][^$\n]*\$", text))
+
+
+@pytest.mark.parametrize("source, scheme", CASES)
+def test_math_is_typeset_and_readable(visit, source, scheme):
+    seen = visit(source, scheme)
+    assert not seen.math["raw_tex"], f"{seen.url}: raw TeX left in the text: {seen.math['raw_tex']}"
+    assert seen.math["arithmatex"] == 0, f"{seen.url}: math left for a script to typeset"
+    assert seen.math["errors"] == 0, f"{seen.url}: MathML with <merror>"
+    if _source_has_math(source):
+        assert seen.math["mathml"] > 0, f"{seen.url}: the Markdown has math but the page has no <math>"
+    if seen.math["mathml"]:
+        assert seen.math["math_contrast"] >= TEXT_CONTRAST, f"{seen.url} ({scheme}): math contrast {seen.math}"
+
+
+@pytest.mark.parametrize("source, scheme", CASES)
+def test_no_serious_accessibility_violation(visit, source, scheme):
+    seen = visit(source, scheme)
+    serious = [v for v in seen.axe if v["impact"] in ("serious", "critical")]
+    assert not serious, f"{seen.url} ({scheme}): axe-core found: {serious}"
+
+
+@pytest.mark.parametrize("source, scheme", CASES)
+def test_nothing_scrolls_sideways_on_a_phone(visit, source, scheme):
+    seen = visit(source, scheme)
+    layout = seen.overflow
+    assert layout["scroll_width"] <= layout["client_width"], (
+        f"{seen.url} at {PHONE['width']} px scrolls sideways: {layout}")
+    assert not layout["wide"], f"{seen.url} at {PHONE['width']} px: elements stick out: {layout['wide']}"
+
+
+@pytest.mark.parametrize("query, expected", [("variance", "derivation/"), ("QK-norm", "qk-norm/")])
+def test_search_finds_the_page(browser, site_url, query, expected):
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    try:
+        page.goto(site_url, wait_until="load")
+        box = page.locator("input.md-search__input")
+        box.click()  # the header's search field, as a reader would use it
+        box.press_sequentially(query, delay=20)
+        results = page.locator(".md-search-result__item a, .md-search-result__link")
+        results.first.wait_for(timeout=10_000)
+        hrefs = [urlsplit(h).path for h in results.evaluate_all("els => els.map(e => e.href)")]
+    finally:
+        context.close()
+    assert any(h.rstrip("/").endswith(expected.rstrip("/")) for h in hrefs), (
+        f"search for {query!r} did not list {expected}: {hrefs}")

@@ -26,6 +26,23 @@ def test_folded_forward_identical_and_t5_unit_spread(run_snippet):
     assert rows["unscaled"]["logit_std"] == pytest.approx(8.0, rel=0.05)
 
 
+def test_folding_needs_the_optimiser_specific_learning_rate(run_snippet):
+    result = run_snippet("practice/folded_training.py").namespace["result"]
+    for optimizer, r in result.items():
+        assert r["init_gap"] == 0.0, "identical at step 0"
+        reference, naive, rule, other = r["max_gap"]
+        assert reference == 0.0
+        assert naive > 1.0, f"{optimizer}: unchanged learning rates change the run"
+        assert other > 0.3, f"{optimizer}: the other optimiser's rule changes the run"
+        assert r["final_accuracy"][0] > 0.9, f"{optimizer}: the reference learns the task"
+        assert abs(r["final_loss"][1] - r["final_loss"][0]) > 0.5, f"{optimizer}: the naive fold ends far away"
+    assert result["sgd"]["max_gap"][2] == 0.0, "SGD with lr * s^2 retraces the scaled run exactly"
+    assert result["adam"]["max_gap"][2] < 0.01, "Adam with lr * s retraces it up to epsilon and rounding"
+    # the rule arm is far closer to the reference than the naive fold, under both optimisers
+    for r in result.values():
+        assert r["max_gap"][2] * 100 < r["max_gap"][1]
+
+
 def test_multihead_scaled_heads_are_comparable(run_snippet):
     rows = run_snippet("practice/multihead_scales.py").namespace["result"]
     for r in rows:

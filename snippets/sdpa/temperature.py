@@ -33,3 +33,68 @@ def planted_scores(n_queries: int, n_keys: int, d_k: int, rho: float, generator:
 def softcap(z: torch.Tensor, cap: float) -> torch.Tensor:
     """Soft-capping ``cap * tanh(z / cap)``: about ``z`` for small logits, never beyond +-cap."""
     return cap * torch.tanh(z / cap)
+
+
+# ------------------------------------------------------------------ training experiments
+# One recall experiment per head dimension, trained by sdpa.recall (memoised there by its
+# frozen config, so every snippet of the page that asks for the same d_k shares one run).
+
+from sdpa.recall import Arm, RecallConfig, forward, init_weights, make_batches, embeddings, tokens  # noqa: E402
+
+#: Training steps of every run on the page, the head dimension of the main table, and
+#: the head dimensions of the logit-growth sweep.
+TRAIN_STEPS = 120
+MAIN_D_K = 128
+SWEEP_D_K = (16, 32, 128)
+SEEDS = (0, 1, 2)
+
+
+def scale_arms(d_k: int, extended: bool = False) -> tuple[Arm, ...]:
+    """The three scalings; ``extended`` adds the learned scale and the two reparameterisations.
+
+    With s = 1/sqrt(d_k) and r = d_k^(-1/4) (so that s r^2 = 1/d_k):
+    "1/d_k reparam." keeps the scale s but multiplies W_Q and W_K, their initialisation
+    and their learning rate by r: under Adam it is the 1/d_k arm in disguise.
+    "init only" multiplies the initialisation alone: the same forward pass at step 0.
+    """
+    s, r = d_k**-0.5, d_k**-0.25
+    arms = [Arm(1.0, label="none"), Arm(1.0 / d_k, label="1/d_k"), Arm(s, label="1/√d_k")]
+    if extended:
+        arms += [
+            Arm(s, learn_scale=True, label="learned, from 1/√d_k"),
+            Arm(s, q_init=r, k_init=r, lr_q=r, lr_k=r, label="1/√d_k, W_Q, W_K init and lr × d_k^-1/4"),
+            Arm(s, q_init=r, k_init=r, label="1/√d_k, W_Q, W_K init × d_k^-1/4 only"),
+        ]
+    return tuple(arms)
+
+
+def scale_experiment(d_k: int) -> RecallConfig:
+    """The page's recall run at head dimension ``d_k`` (all six arms at ``MAIN_D_K``)."""
+    return RecallConfig(d_k=d_k, steps=TRAIN_STEPS, seeds=SEEDS, record_every=5,
+                        arms=scale_arms(d_k, extended=d_k == MAIN_D_K))
+
+
+def arm_index(cfg: RecallConfig, label: str) -> int:
+    """Position of the arm called ``label`` in ``cfg.arms``."""
+    return [arm.label for arm in cfg.arms].index(label)
+
+
+def init_logit_variance(cfg: RecallConfig, n_batches: int = 4) -> torch.Tensor:
+    """Variance of the softmax input at initialisation, per arm (pooled over seeds and batches).
+
+    One forward pass of the recall head (``sdpa.recall.forward``) on the initial weights;
+    nothing is trained.
+    """
+    with torch.no_grad():
+        w = init_weights(cfg)
+        data = [(make_batches(cfg, s, n_batches), embeddings(cfg, s)) for s in cfg.seeds]
+        members = [i for _ in cfg.arms for i in range(len(cfg.seeds))]
+        variances = []
+        for t in range(n_batches):
+            per_seed = [tokens(cfg, {k: v[t] for k, v in b.items()}, e) for b, e in data]
+            query = torch.stack([per_seed[i][0] for i in members])
+            pairs = torch.stack([per_seed[i][1] for i in members])
+            logits = forward(w, torch.zeros(len(members)), query, pairs)["logits"]
+            variances.append(logits.flatten(1).var(dim=1))
+        by_member = torch.stack(variances).mean(0)
+    return by_member.view(len(cfg.arms), len(cfg.seeds)).mean(1)

@@ -40,7 +40,8 @@
 import sys
 from pathlib import Path
 
-SNIPPETS = next(p for p in (Path.cwd() / "snippets", Path.cwd().parent / "snippets") if (p / "sdpa").is_dir())
+candidates = [Path.cwd() / "snippets", Path.cwd().parent / "snippets"]
+SNIPPETS = next(p for p in candidates if (p / "sdpa").is_dir())
 sys.path.insert(0, str(SNIPPETS))
 
 import math
@@ -52,7 +53,8 @@ import sdpa
 from sdpa.attention import entropy, random_qk, scores
 from sdpa.recall import Arm, RecallConfig, run
 
-print("shared library:", Path(sdpa.__file__).parent.relative_to(SNIPPETS.parent), "| device:", sdpa.device())
+print("shared library:", Path(sdpa.__file__).parent.relative_to(SNIPPETS.parent))
+print("device:", sdpa.device())
 
 # %% [markdown]
 # ## 1. Variance: the spread of q·k grows like √d_k
@@ -135,8 +137,10 @@ display(HTML(figure.html))
 # %%
 D_K = 64
 ARMS = {"c = 1": 1.0, "c = 1/√d_k": 1 / math.sqrt(D_K), "c = 1/d_k": 1 / D_K}
-config = RecallConfig(d_k=D_K, d_model=64, steps=120, batch=32, record_every=5, seeds=(0, 1, 2),
-                      optimizer="adam", lr=1e-2, arms=tuple(Arm(c, label=name) for name, c in ARMS.items()))
+config = RecallConfig(
+    d_k=D_K, d_model=64, steps=120, batch=32, record_every=5, seeds=(0, 1, 2),
+    optimizer="adam", lr=1e-2, arms=tuple(Arm(c, label=name) for name, c in ARMS.items()),
+)
 history = run(config)
 
 figure = sdpa.Figure(

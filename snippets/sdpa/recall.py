@@ -38,6 +38,7 @@ generators seeded from each seed, and the thread count is pinned by ``sdpa.seed`
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -45,7 +46,6 @@ import torch
 import torch.nn.functional as F
 
 from sdpa.runtime import device as default_device
-from sdpa.runtime import fix_threads
 
 #: What :func:`run` records per member, every ``record_every`` steps.
 METRICS = ("loss", "accuracy", "entropy", "max_weight", "max_logit", "grad_q", "grad_k", "grad_v", "scale")
@@ -179,7 +179,7 @@ def forward(w: dict, learn: torch.Tensor, query: torch.Tensor, pairs: torch.Tens
     p = torch.softmax(logits, dim=-1)
     mixed = torch.einsum("ebn,ebnd->ebd", p, pairs)  # sum_j p_j x_j
     out = torch.einsum("ebd,edk->ebk", mixed, w["W_V"]) @ w["W_O"]  # (E, B, n_values)
-    return {"logits": logits, "p": p, "out": out}
+    return {"logits": logits, "p": p, "out": out, "q": q}
 
 
 def _stacked_inputs(cfg, batches, embs, members_seed, t, dev):
@@ -214,7 +214,6 @@ def _measure(cfg, w, learn, query, pairs, target) -> dict[str, torch.Tensor]:
 
 
 def _setup(cfg: RecallConfig, n_batches: int, dev):
-    fix_threads()
     batches = [make_batches(cfg, s, n_batches) for s in cfg.seeds]
     embs = [embeddings(cfg, s) for s in cfg.seeds]
     members_seed = [s for _ in cfg.arms for s in range(len(cfg.seeds))]
@@ -234,6 +233,19 @@ def _shape(cfg: RecallConfig, rows: list[dict]) -> dict[str, torch.Tensor]:
 # ------------------------------------------------------------------------- training
 
 
+@contextmanager
+def one_thread():
+    """Run on one CPU thread, then restore the count: these tensors are too small for two
+    threads to help (on a busy machine they slow each step down many times), and the
+    numbers then do not depend on ``SDPA_THREADS``."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 @cache
 def run(cfg: RecallConfig, dev: str | None = None) -> dict[str, torch.Tensor]:
     """Train every arm and seed of ``cfg`` together; memoised by the (frozen) config.
@@ -242,6 +254,11 @@ def run(cfg: RecallConfig, dev: str | None = None) -> dict[str, torch.Tensor]:
     :data:`METRICS` (measured on each step's fresh batch *before* that step's update,
     so row 0 is the initialisation), plus ``"step"``. Treat the result as read-only.
     """
+    with one_thread():
+        return _train(cfg, dev)
+
+
+def _train(cfg: RecallConfig, dev: str | None) -> dict[str, torch.Tensor]:
     dev = torch.device(dev) if dev else default_device()
     batches, embs, members_seed, w, per_member = _setup(cfg, cfg.steps + 1, dev)
     learn = per_member("learn_scale")
@@ -284,6 +301,11 @@ def at_init(cfg: RecallConfig, n_batches: int = 8, dev: str | None = None) -> di
 
     Returns ``{metric: tensor (arms, seeds)}``; no weight is updated.
     """
+    with one_thread():
+        return _at_init(cfg, n_batches, dev)
+
+
+def _at_init(cfg: RecallConfig, n_batches: int, dev: str | None) -> dict[str, torch.Tensor]:
     dev = torch.device(dev) if dev else default_device()
     batches, embs, members_seed, w, per_member = _setup(cfg, n_batches, dev)
     learn = per_member("learn_scale")
@@ -300,3 +322,98 @@ def steps_to(history: dict, metric: str, threshold: float, below: bool = True) -
     hit = values <= threshold if below else values >= threshold
     steps = history["step"].float()[:, None, None].expand_as(values)
     return torch.where(hit, steps, torch.full_like(steps, math.inf)).amin(0)
+
+
+@one_thread()
+def query_grad_per_example(cfg: RecallConfig, n_batches: int = 4, dev: str | None = None) -> torch.Tensor:
+    """The norm of each example's loss gradient with respect to its query vector q, at init.
+
+    Returns ``(arms, seeds, n_batches * batch)``. The gradient of W_Q is the sum over
+    examples of ``x_query^T dL/dq``, so this shows which examples carry W_Q's gradient.
+    """
+    dev = torch.device(dev) if dev else default_device()
+    batches, embs, members_seed, w, per_member = _setup(cfg, n_batches, dev)
+    learn = per_member("learn_scale")
+    norms = []
+    for t in range(n_batches):
+        query, pairs, target = _stacked_inputs(cfg, batches, embs, members_seed, t, dev)
+        f = forward(w, learn, query, pairs)
+        f["q"].retain_grad()
+        F.cross_entropy(f["out"].flatten(0, 1), target.flatten(), reduction="sum").backward()
+        norms.append(f["q"].grad.norm(dim=-1).detach())  # (E, B): example b's loss alone
+    return torch.cat(norms, 1).view(len(cfg.arms), len(cfg.seeds), -1).cpu()
+
+
+def final(history: dict, metric: str = "loss", last: int = 8) -> torch.Tensor:
+    """The mean of the last ``last`` recorded values of ``metric``, per (arm, seed)."""
+    return history[metric][-last:].mean(0)
+
+
+#: The logit scales the site compares, as a function of d_k (order: none, 1/sqrt(d_k), 1/d_k).
+SCALE_ARMS = {"none": lambda d_k: 1.0, "1/sqrt(d_k)": lambda d_k: d_k**-0.5, "1/d_k": lambda d_k: 1.0 / d_k}
+
+
+def scale_arms(d_k: int, names=tuple(SCALE_ARMS), inits=("unit", "default")) -> tuple[Arm, ...]:
+    """One fixed-scale arm per (init, scale name), labelled "init, name"."""
+    return tuple(Arm(SCALE_ARMS[n](d_k), init=i, label=f"{i}, {n}") for i in inits for n in names)
+
+
+@cache
+def scale_ablation(
+    d_ks: tuple[int, ...] = (16, 64, 256),
+    optimizers: tuple[tuple[str, float], ...] = (("adam", 1e-2), ("sgd", 1.0)),
+    seeds: tuple[int, ...] = (0, 1, 2),
+    steps: int = 200,
+    record_every: int = 5,
+    n_pairs: int = 8,
+    batch: int = 32,
+    d_model: int = 32,
+) -> dict[tuple[str, int], tuple[RecallConfig, dict]]:
+    """The scaling ablation: arms none, 1/sqrt(d_k), 1/d_k x both inits, per optimiser and d_k.
+
+    One batched :func:`run` per (optimiser, d_k) (head sizes cannot share a stack). The
+    defaults are the failure-modes page's: small enough for a 2-core CPU build.
+    Returns ``{(optimiser, d_k): (config, history)}``.
+    """
+    out = {}
+    for opt, lr in optimizers:
+        for d_k in d_ks:
+            cfg = RecallConfig(
+                d_k=d_k, steps=steps, lr=lr, optimizer=opt, seeds=seeds,
+                arms=scale_arms(d_k), record_every=record_every,
+                n_pairs=n_pairs, batch=batch, d_model=d_model,
+            )
+            out[(opt, d_k)] = (cfg, run(cfg))
+    return out
+
+
+def draw_ablation(axes, runs: dict, metric: str, ylabel: str, reference: tuple | None = None) -> None:
+    """Plot ``metric`` of :func:`scale_ablation` runs on a grid (rows: optimisers, cols: d_k).
+
+    Unit init: mean line and min-max band over seeds; default init: dashed mean.
+    ``reference`` is an optional (y, label) dotted line, e.g. chance or ln n.
+    """
+    from sdpa.figures import INK, PALETTE
+
+    colors = {"none": PALETTE[3], "1/sqrt(d_k)": PALETTE[0], "1/d_k": PALETTE[2]}
+    optimisers = list(dict.fromkeys(opt for opt, _ in runs))
+    head_dims = sorted({d_k for _, d_k in runs})
+    for row, opt in zip(axes, optimisers):
+        for ax, d_k in zip(row, head_dims):
+            cfg, h = runs[(opt, d_k)]
+            steps = h["step"].tolist()
+            for a, arm in enumerate(cfg.arms):
+                init, name = arm.label.split(", ")
+                values = h[metric][:, a]
+                if init == "unit":
+                    ax.plot(steps, values.mean(1).tolist(), color=colors[name], label=f"{name}, unit init")
+                    ax.fill_between(steps, values.amin(1).tolist(), values.amax(1).tolist(), color=colors[name], alpha=0.22, lw=0)
+                else:
+                    ax.plot(steps, values.mean(1).tolist(), "--", color=colors[name], lw=1, label=f"{name}, default init")
+            if reference is not None:
+                ax.axhline(reference[0], color=INK, ls=":", lw=1, label=reference[1])
+            ax.set_title(f"{'Adam' if opt == 'adam' else 'SGD'}, lr {cfg.lr:g}, d_k = {d_k}")
+            if opt == optimisers[-1]:
+                ax.set_xlabel("step")
+            if d_k == head_dims[0]:
+                ax.set_ylabel(ylabel)

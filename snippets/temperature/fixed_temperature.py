@@ -56,6 +56,8 @@ with figure as (left, right):
         ax.set_xticks(HEAD_DIMS, [str(d) for d in HEAD_DIMS])
         ax.set_xlabel("head dimension d_k")
     left.set(yscale="log", ylabel="std of softmax input")
+    left.minorticks_off()
+    left.set_yticks([0.25, 0.5, 1, 2], ["0.25", "0.5", "1", "2"])
     right.set(ylabel="mean largest weight", ylim=(0, 1))
     left.legend()
     right.legend()

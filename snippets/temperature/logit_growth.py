@@ -78,6 +78,7 @@ with figure as ax:
         ax.plot(dims, [anchor * (d / dims[0]) ** power for d in dims], style, color=sdpa.PALETTE[7], lw=1,
                 label=f"slope {power:g}")
     ax.set(xscale="log", yscale="log", xlabel="head dimension d_k", ylabel="largest |q·k| in a batch")
+    ax.minorticks_off()  # only the three measured widths on the x axis
     ax.set_xticks(dims, [str(d) for d in dims])
     ax.legend(fontsize=7.5)
 print(figure.html)

@@ -3,7 +3,7 @@
 Each query has one matching key (component correlation rho, d_k = 64) among n - 1
 unrelated keys, scaled by 1/sqrt(d_k). The fixed arm keeps that scale at every n; the
 log-n arm multiplies it by log(n) / log(16), so the two agree at n = 16 (the length a
-model would have been trained at). 256 queries per row length.
+model would have been trained at). 128 queries per row length.
 """
 
 import math
@@ -14,7 +14,7 @@ import sdpa
 from sdpa.attention import entropy
 from sdpa.temperature import planted_scores
 
-D_K, N_TRAIN, N_QUERIES = 64, 16, 256
+D_K, N_TRAIN, N_QUERIES = 64, 16, 128
 LENGTHS = [4**e for e in range(2, 8)]  # 16 ... 16,384 keys
 RHOS = [0.5, 0.7]
 

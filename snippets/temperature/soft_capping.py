@@ -13,7 +13,7 @@ from sdpa.temperature import softcap
 
 CAPS = [50.0, 30.0]
 SPREADS = [1.0, 5.0, 20.0, 50.0, 100.0]
-N_ROWS, N_KEYS = 256, 64
+N_ROWS, N_KEYS = 128, 64
 
 
 def jacobian_norm(p, slope):

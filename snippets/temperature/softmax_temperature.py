@@ -56,6 +56,7 @@ with figure as (left, right):
         xs = [j + (i - 1) * width for j in range(N_KEYS)]
         left.bar(xs, result["example"][t], width=width, color=color, label=f"T = {t:g}")
     left.set(xlabel="key (sorted by logit)", ylabel="weight", title="one row")
+    left.set_xticks(range(0, N_KEYS, 3))
     left.legend()
     right.plot(result["temperatures"], result["max_weight"], color=sdpa.PALETTE[0], label="largest weight")
     right.plot(result["temperatures"], [h / result["log_n"] for h in result["entropy"]],

@@ -1,0 +1,70 @@
+"""The softmax Jacobian against the logit scale: small when flat, small when one-hot.
+
+Rows of N_KEYS logits z = s * g with g standard normal, for logit standard deviations s
+from 0.01 to 30. For each s: the mean spectral norm and the mean trace of
+J = diag(p) - p p^T. The markers show where unscaled and scaled rows of real heads
+sit: s = 1 after dividing by sqrt(d_k); s = sqrt(d_k) unscaled with unit-variance q and
+k; s = sqrt(d_k)/3 unscaled with PyTorch's default nn.Linear initialisation.
+"""
+
+import math
+
+import torch
+
+import sdpa
+from sdpa.softmax import jacobian_stats
+
+N_KEYS, N_ROWS = 64, 128
+LOGIT_STDS = torch.logspace(-2, 1.5, 29).tolist()
+MARKED = {"scaled (any d_k)": 1.0}
+for d_k in (64, 128):
+    MARKED[f"unscaled, unit init, d_k = {d_k}"] = math.sqrt(d_k)
+    MARKED[f"unscaled, default init, d_k = {d_k}"] = math.sqrt(d_k) / 3
+
+
+def jacobian_curve(stds, seed=4):
+    generator = sdpa.seed(seed)
+    g = torch.randn(N_ROWS, N_KEYS, generator=generator, dtype=torch.float64).to(sdpa.device())
+    rows = []
+    for s in stds:
+        stats = jacobian_stats(torch.softmax(s * g, dim=-1))
+        rows.append({"std": s, "spectral_norm": stats["spectral_norm"].mean().item(), "trace": stats["trace"].mean().item()})
+    return rows
+
+
+result = {"curve": jacobian_curve(LOGIT_STDS), "marked": dict(zip(MARKED, jacobian_curve(list(MARKED.values()))))}
+
+print(
+    sdpa.markdown_table(
+        ["row", "logit std", "spectral norm of J", "trace of J"],
+        [(name, r["std"], r["spectral_norm"], r["trace"]) for name, r in result["marked"].items()],
+        caption=f"Mean over {N_ROWS} rows of {N_KEYS} Gaussian logits. A uniform row has spectral "
+        f"norm 1/{N_KEYS} ≈ {1 / N_KEYS:.3f}; the largest possible is 1/2.",
+    )
+)
+
+figure = sdpa.Figure(
+    "failure-modes-jacobian",
+    caption=f"Spectral norm and trace of the softmax Jacobian for rows of {N_KEYS} keys, against "
+    "the standard deviation of the logits (log scale). The spectral norm is small at both ends "
+    f"(1/{N_KEYS} for a flat row, towards 0 for a one-hot row) and peaks at a few units, where "
+    "two or three keys compete; the dotted line is its ceiling 1/2, a two-way tie. The trace, "
+    f"the sum over all directions, is largest for a flat row (1 − 1/{N_KEYS}) and falls steadily. "
+    "Markers: where scaled and unscaled rows of real heads start.",
+    alt="Two curves against logit scale: the trace starts near 1 and falls as the scale grows; "
+    "the spectral norm starts near zero, peaks at a few units and falls again; markers show the "
+    "scaled rows at scale 1 and the unscaled rows at larger scales.",
+    size=(6.2, 3.6),
+)
+with figure as ax:
+    stds = [r["std"] for r in result["curve"]]
+    ax.plot(stds, [r["spectral_norm"] for r in result["curve"]], color=sdpa.PALETTE[0], label="spectral norm")
+    ax.plot(stds, [r["trace"] for r in result["curve"]], color=sdpa.PALETTE[1], label="trace")
+    ax.axhline(0.5, color=sdpa.INK, ls=":", lw=1, label="two-way tie, 1/2")
+    ax.axhline(1 / N_KEYS, color=sdpa.INK, ls="--", lw=0.8, label=f"uniform, 1/{N_KEYS}")
+    for (name, r), color, marker in zip(result["marked"].items(), sdpa.PALETTE[2:], "osD^v"):
+        ax.plot([r["std"]], [r["spectral_norm"]], marker, color=color, ms=7, label=name)
+        ax.plot([r["std"]], [r["trace"]], marker, color=color, ms=7)
+    ax.set(xscale="log", xlabel="logit standard deviation s", ylabel="size of J", ylim=(0, 1.0))
+    ax.legend(fontsize=7, loc="upper left")
+print(figure.html)

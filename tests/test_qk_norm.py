@@ -104,3 +104,14 @@ def test_stacked_runs_equal_independent_runs():
     alone = train_sweep(Sweep(arms=(ARMS[QK],), **{**small, "lrs": (3e-2,)}))
     assert torch.allclose(together.loss[:, 1, 1], alone.loss[:, 0, 0], rtol=1e-4, atol=1e-6)
     assert torch.allclose(together.max_logit[:, 1, 1], alone.max_logit[:, 0, 0], rtol=1e-4, atol=1e-5)
+
+
+def test_experiment_matches_the_prose():
+    """The page describes the model and the sweep in words; keep them in step."""
+    cfg = PAGE_SWEEP.arms[0]
+    assert (cfg.n_layers, cfg.n_heads, cfg.d_model, cfg.d_head) == (2, 2, 32, 16)
+    assert (cfg.vocab, cfg.context // 2) == (8, 8)
+    assert PAGE_SWEEP.lrs == (1e-3, 3e-3, 1e-2, 3e-2, 1e-1) and len(PAGE_SWEEP.seeds) == 2
+    assert (PAGE_SWEEP.steps, PAGE_SWEEP.batch) == (120, 8)
+    assert ARMS[CAP].softcap == 10.0 and ARMS[QK].qk_norm == "rms" and ARMS[NO_SCALE].scale == "none"
+    assert len(PAGE_SWEEP.arms) * len(PAGE_SWEEP.lrs) * len(PAGE_SWEEP.seeds) == 50

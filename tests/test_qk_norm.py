@@ -76,6 +76,8 @@ def test_lr_sensitivity_claims(run_snippet):
     assert abs(rows[QK]["sensitivity"] - rows[BASE]["sensitivity"]) < 0.25
     assert rows[QK]["sensitivity"] < rows[BASE]["sensitivity"]  # "lowers ... by less than 0.25"
     assert rows[QK_NO_SCALE]["sensitivity"] == min(r["sensitivity"] for r in rows.values())
+    for i in (0, 1):  # the soft-cap curve hides the 1/sqrt(d_k) one at the lowest rates
+        assert abs(rows[CAP]["loss"][i] - rows[BASE]["loss"][i]) < 0.02
     # The gains do not learn the factor away: several times the scaled arm's logit.
     for i, lr in enumerate(lrs):
         if lr <= 1e-2:

@@ -55,7 +55,8 @@ figure = sdpa.Figure(
     "qk-norm-lr-sensitivity",
     caption="Final held-out loss against the learning rate (log scale; line: mean over seeds, "
     "band: their range). The dotted line is the loss at initialisation: a run that ends "
-    "there learnt nothing.",
+    "there learnt nothing. At the two lowest learning rates the soft-cap curve hides the "
+    "1/√d_k one: its logits stay far below the cap, where the cap changes almost nothing.",
     alt="Five curves of final loss against learning rate. Each dips to a minimum at one "
     "learning rate and rises back to the initial loss at the highest ones; the QK-norm "
     "curves reach their minimum at lower learning rates than the others.",

@@ -120,6 +120,12 @@ def test_sgd_without_divisor_stays_near_chance_and_collapses(run_snippet):
     for d in (64, 256):
         for init in ("unit", "default"):
             assert max(at[("sgd", d, init, "1/sqrt(d_k)")]["final_loss"]) < 0.5
+    for init in ("unit", "default"):  # at d_k = 16, 1/sqrt(d_k) is still behind 1/d_k
+        assert min(at[("sgd", 16, init, "1/sqrt(d_k)")]["final_loss"]) > max(at[("sgd", 16, init, "1/d_k")]["final_loss"])
+    from sdpa.recall import final, scale_ablation
+
+    for d in (16, 64, 256):  # the collapsed head often reads the wrong key
+        assert final(scale_ablation()[("sgd", d)][1], "accuracy")[[0, 3]].max() < 0.6
     loss = run_snippet("failure-modes/loss_curves.py").namespace["result"]
     entropy = run_snippet("failure-modes/entropy_curves.py").namespace["result"]
     for d in (16, 64, 256):

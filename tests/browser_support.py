@@ -35,8 +35,9 @@ SCHEMES = ("light", "dark")
 
 
 def chromium_path() -> str | None:
-    """The system Chromium (``SDPA_CHROMIUM`` overrides), or None when it is absent."""
-    for candidate in (os.environ.get("SDPA_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+    """The system Chromium, or None when it is absent. ``SDPA_CHROMIUM`` names another binary."""
+    chosen = os.environ.get("SDPA_CHROMIUM")
+    for candidate in (chosen,) if chosen else ("/usr/bin/chromium", shutil.which("chromium")):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return candidate
     return None

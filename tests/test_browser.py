@@ -65,9 +65,10 @@ def browser():
     if chromium_path() is None:
         _unavailable("Chromium not found at /usr/bin/chromium: `apt-get install -y chromium` (Debian)")
     try:
+        import axe_playwright_python  # noqa: F401  (axe-core, used by the visits)
         from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("the playwright Python package is not installed (see requirements.txt)")
+    except ImportError as missing:
+        _unavailable(f"{missing.name} is not installed: pip install -r requirements.txt")
     with sync_playwright() as playwright:
         browser = launch(playwright)
         yield browser
@@ -240,7 +241,14 @@ def _open(browser, base: str, source: str, scheme: str, viewport: dict):
 #: axe-core runs on the whole page but MathML and the figures' SVG: its colour-contrast
 #: rule costs seconds per page on their many small elements, and PROBE_JS checks both
 #: itself (``math_contrast``; figure text, axes, data lines and text alternative).
-AXE_CONTEXT = {"exclude": [["math"], ["figure.sdpa-figure svg"]]}
+#: Hidden tab panels (the source tab of each snippet) are skipped too: axe ignores hidden
+#: content anyway, but finding that out costs seconds on their thousands of code tokens.
+AXE_CONTEXT = {"exclude": [["math"], ["figure.sdpa-figure svg"], ["[data-axe-hidden]"]]}
+MARK_HIDDEN_TABS_JS = """
+() => document.querySelectorAll('.tabbed-block').forEach(block => {
+  if (!block.checkVisibility()) block.setAttribute('data-axe-hidden', '');
+})
+"""
 #: Every rule in the light scheme; in the dark one only the rules that colours can break
 #: (the rest read the same DOM twice and double the time).
 AXE_OPTIONS = {
@@ -265,6 +273,7 @@ def visit(browser, site_url):
             try:
                 probed = page.evaluate(PROBE_JS)
                 record.figures, record.math = probed["figures"], probed["math"]
+                page.evaluate(MARK_HIDDEN_TABS_JS)
                 results = axe.run(page, context=AXE_CONTEXT, options=AXE_OPTIONS[scheme])
                 record.axe = [
                     {"id": v["id"], "impact": v["impact"], "help": v["help"],

@@ -103,3 +103,15 @@ def test_training_ablation(summary):
     assert unscaled["final_loss"] > 10 * scaled["final_loss"], "unscaled learns far more slowly"
     # The source material's claim does not hold here: not orders of magnitude smaller.
     assert unscaled["grad_q_over_grad_v_at_init"] > 0.1
+
+
+def test_a_failing_cell_fails_the_conversion(tmp_path):
+    """With the site's allow_errors, mkdocs-jupyter raises on an error instead of rendering it."""
+    import nbclient
+    from mkdocs_jupyter import convert
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("# %%\nratio = 1 / 0\n")
+    with pytest.raises(nbclient.exceptions.CellExecutionError, match="ZeroDivisionError"):
+        convert.nb2html(str(broken), execute=True, kernel_name="python3",
+                        allow_errors=plugin_config()["allow_errors"])

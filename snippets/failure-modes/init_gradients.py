@@ -8,8 +8,6 @@ gradient comes from: the share of the summed squared per-example query gradient 
 the top tenth of examples carry.
 """
 
-import torch
-
 import sdpa
 from sdpa.recall import RecallConfig, at_init, query_grad_per_example, scale_arms
 

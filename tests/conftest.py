@@ -65,14 +65,15 @@ def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False
            offline: bool = False) -> subprocess.CompletedProcess:
     """Run the mkdocs command line in a fresh process (never reading the snippet cache).
 
-    ``offline=True`` runs it in a new network namespace with no interfaces but loopback
-    (``unshare -rn``), to show that building needs no network.
+    ``offline=True`` runs it in a new network namespace whose only interface is loopback
+    (``unshare -rn``, then ``ip link set lo up`` for the notebook kernel's local sockets),
+    to show that building needs no network.
     """
     env = {k: v for k, v in os.environ.items() if k != "SDPA_CACHE"}
     env.update(NO_MKDOCS_2_WARNING="1", SDPA_CACHE="0")
     command = [sys.executable, "-m", "mkdocs", *args]
     if offline:
-        command = ["unshare", "-rn", *command]
+        command = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "offline", *command]
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check and result.returncode != 0:
         raise AssertionError(f"mkdocs {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
@@ -81,7 +82,8 @@ def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False
 
 def network_can_be_cut() -> bool:
     try:
-        return subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode == 0
+        probe = ["unshare", "-rn", "sh", "-c", "ip link set lo up"]
+        return subprocess.run(probe, capture_output=True).returncode == 0
     except FileNotFoundError:
         return False
 

@@ -227,6 +227,16 @@ def on_page_content(content: str, page, config, files) -> str:
     return render_math(content, page.file.src_uri)
 
 
+NOTEBOOK_CELL_ID = re.compile(r"cell-id=([0-9a-f]{8}(?:-[0-9a-f-]+)?)")
+
+
+def on_post_page(output: str, page, config) -> str:
+    """Number notebook cells in order: Jupytext gives them random ids on every read, which
+    would make two builds of the lab page differ."""
+    ids: dict[str, str] = {}
+    return NOTEBOOK_CELL_ID.sub(lambda m: "cell-id=" + ids.setdefault(m.group(1), f"cell-{len(ids) + 1}"), output)
+
+
 MATH = re.compile(
     r'<(?P<tag>span|div) class="arithmatex">(?P<tex>.*?)</(?P=tag)>',
     re.S,

@@ -38,7 +38,6 @@ generators seeded from each seed, and the thread count is pinned by ``sdpa.seed`
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -233,19 +232,6 @@ def _shape(cfg: RecallConfig, rows: list[dict]) -> dict[str, torch.Tensor]:
 # ------------------------------------------------------------------------- training
 
 
-@contextmanager
-def one_thread():
-    """Run on one CPU thread, then restore the count: these tensors are too small for two
-    threads to help (on a busy machine they slow each step down many times), and the
-    numbers then do not depend on ``SDPA_THREADS``."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 @cache
 def run(cfg: RecallConfig, dev: str | None = None) -> dict[str, torch.Tensor]:
     """Train every arm and seed of ``cfg`` together; memoised by the (frozen) config.
@@ -254,8 +240,7 @@ def run(cfg: RecallConfig, dev: str | None = None) -> dict[str, torch.Tensor]:
     :data:`METRICS` (measured on each step's fresh batch *before* that step's update,
     so row 0 is the initialisation), plus ``"step"``. Treat the result as read-only.
     """
-    with one_thread():
-        return _train(cfg, dev)
+    return _train(cfg, dev)
 
 
 def _train(cfg: RecallConfig, dev: str | None) -> dict[str, torch.Tensor]:
@@ -301,8 +286,7 @@ def at_init(cfg: RecallConfig, n_batches: int = 8, dev: str | None = None) -> di
 
     Returns ``{metric: tensor (arms, seeds)}``; no weight is updated.
     """
-    with one_thread():
-        return _at_init(cfg, n_batches, dev)
+    return _at_init(cfg, n_batches, dev)
 
 
 def _at_init(cfg: RecallConfig, n_batches: int, dev: str | None) -> dict[str, torch.Tensor]:
@@ -324,7 +308,6 @@ def steps_to(history: dict, metric: str, threshold: float, below: bool = True) -
     return torch.where(hit, steps, torch.full_like(steps, math.inf)).amin(0)
 
 
-@one_thread()
 def query_grad_per_example(cfg: RecallConfig, n_batches: int = 4, dev: str | None = None) -> torch.Tensor:
     """The norm of each example's loss gradient with respect to its query vector q, at init.
 

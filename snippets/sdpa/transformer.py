@@ -254,16 +254,9 @@ def train_sweep(sweep: Sweep) -> History:
 
     Members that share a seed share their initialisation and their data, so the arm and
     the learning rate are the only differences. The learning rate follows a cosine decay
-    to zero with no warm-up. It runs on one CPU thread (restored afterwards): its tensors
-    are small, a second thread only adds synchronisation, and one thread gives the same
-    bits on every machine.
+    to zero with no warm-up.
     """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return _train(sweep)
-    finally:
-        torch.set_num_threads(threads)
+    return _train(sweep)
 
 
 def _train(sweep: Sweep) -> History:

@@ -65,8 +65,8 @@ def test_build_report_lists_every_snippet_and_figure(built_site):
     for entry in report["snippets"]:
         assert entry["seconds"] >= 0 and entry["device"] and entry["torch"] and not entry["cached"]
     reported = sorted(name for entry in report["snippets"] for name in entry["figures"])
-    on_pages = sorted(
-        name for page in built_site.rglob("*.html") for name in re.findall(r'id="fig-([^"]+)"', page.read_text())
+    on_pages = sorted(  # the Markdown pages' figures (the lab notebook's come from its kernel)
+        name for page in page_includes() for name in re.findall(r'id="fig-([^"]+)"', page_html(built_site, page))
     )
     assert reported == on_pages
 

@@ -87,10 +87,32 @@ def on_config(config):
     exec_logger.propagate = False  # this hook reports the failure itself, once, clearly
     if _collector not in exec_logger.handlers:
         exec_logger.addHandler(_collector)
+    _cache_notebooks(config)
     for fence in config.mdx_configs.get("pymdownx.superfences", {}).get("custom_fences", []):
         if fence.get("name") == "python" and not getattr(fence["format"], "sdpa_wrapped", False):
             fence["format"] = _timed_and_cached(fence["format"], config)
     return config
+
+
+def _cache_notebooks(config) -> None:
+    """Under the snippet cache, let mkdocs-jupyter cache executed notebooks too.
+
+    The plugin keys its cache on the notebook file alone; giving it a cache folder named
+    after the snippet-cache key of each notebook's code (its own source and every
+    ``snippets/`` module it imports) makes that key content-addressed as well.
+    """
+    from sdpa import snippet_cache
+
+    plugin = config.plugins.get("mkdocs-jupyter")
+    if plugin is None or not snippet_cache.enabled(_state["command"]):
+        return
+    from sdpa.runtime import device
+
+    notebooks = sorted(Path(config.docs_dir).glob("*.py")) + sorted(Path(config.docs_dir).glob("*.ipynb"))
+    sources = "".join(path.read_text() for path in notebooks if path.suffix == ".py")
+    key = snippet_cache.snippet_key(sources, {}, _snippet_bases(config), str(device()))
+    plugin.config["cache"] = True
+    plugin.config["cache_dir"] = str(snippet_cache.CACHE_DIR.parent / "notebooks" / key[:16])
 
 
 def _timed_and_cached(run_fence, config):

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import platform
+from functools import lru_cache
 from pathlib import Path
 
 CACHE_ENV = "SDPA_CACHE"
@@ -48,23 +49,28 @@ def _module_files(name: str, bases: list[Path]) -> list[Path]:
     return files
 
 
+@lru_cache(maxsize=1024)
+def _imported_names(source: str) -> tuple[str, ...]:
+    """The absolute module names that ``source`` imports (``from a import b`` gives a, a.b)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return tuple(names)
+
+
 def imported_files(source: str, bases: list[Path]) -> list[Path]:
     """Every file under ``bases`` that ``source`` imports, directly or through others."""
     seen: dict[Path, None] = {}
     pending = [source]
     while pending:
-        tree = ast.parse(pending.pop())
-        for node in ast.walk(tree):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            for name in names:
-                for path in _module_files(name, bases):
-                    if path not in seen:
-                        seen[path] = None
-                        pending.append(path.read_text())
+        for name in _imported_names(pending.pop()):
+            for path in _module_files(name, bases):
+                if path not in seen:
+                    seen[path] = None
+                    pending.append(path.read_text())
     return sorted(seen)
 
 

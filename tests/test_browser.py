@@ -152,7 +152,8 @@ PROBE_JS = """
 """ + COLOUR_JS + """
   const figures = (() => {
   return [...document.querySelectorAll('figure.sdpa-figure')].map(fig => {
-    const svg = fig.querySelector('svg');
+    // A figure with side-by-side panels carries a stacked copy for phones: check the one shown.
+    const svg = [...fig.querySelectorAll('svg')].find(s => s.checkVisibility()) || fig.querySelector('svg');
     const out = {id: fig.id, svg: !!svg};
     if (!svg) return out;
     svg.scrollIntoView();

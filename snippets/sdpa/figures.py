@@ -105,7 +105,12 @@ class Figure:
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
             if exc_type is None:
-                self.html = render_svg(self.figure, self.name, caption=self.caption, alt=self.alt)
+                wide = _svg(self.figure, self.name, self.alt)
+                narrow = None
+                if self.shape[1] > 1:  # panels side by side: also a stacked layout for phones
+                    _stack_panels(self.figure, self.size, self.shape)
+                    narrow = _svg(self.figure, f"{self.name}-narrow", self.alt)
+                self.html = _wrap(self.name, wide, narrow, self.caption)
         finally:
             self.figure = None  # no pyplot registry: dropping the reference frees it
             self._rc.__exit__(exc_type, exc, tb)
@@ -128,8 +133,45 @@ def _themed_palette(style: re.Match) -> str:
     return _HEX.sub(swap, style.group(0))
 
 
+#: Width in inches of a figure's stacked layout: drawn at about its natural size on a
+#: phone, so its text stays as large as the page's captions.
+NARROW_WIDTH = 3.7
+
+
+def _stack_panels(fig: _MplFigure, size: tuple[float, float], shape: tuple[int, int]) -> None:
+    """Move every panel of a grid into one column, each keeping its aspect ratio."""
+    panels = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+    rows, cols = shape
+    panel_height = size[1] / rows * NARROW_WIDTH / (size[0] / cols)
+    grid = fig.add_gridspec(len(panels), 1)
+    for index, ax in enumerate(panels):
+        ax.set_subplotspec(grid[index, 0])
+        ax.yaxis.set_tick_params(labelleft=True)  # shared axes hid them on inner columns
+        ax.xaxis.set_tick_params(labelbottom=True)
+    for legend in list(fig.legends):  # a figure-wide legend in rows of 4 would keep it wide
+        texts = legend.get_texts()
+        legend.remove()
+        fig.legend(legend.legend_handles, [t.get_text() for t in texts], loc="outside lower center",
+                   ncols=2, fontsize=texts[0].get_fontsize() if texts else None)
+    fig.set_size_inches(NARROW_WIDTH, panel_height * len(panels) + 0.4)
+
+
+def _wrap(name: str, wide: str, narrow: str | None, caption: str) -> str:
+    """The ``<figure>``: one SVG, or a wide and a stacked one that CSS picks by width."""
+    if narrow is None:
+        body = wide
+    else:
+        body = f'<div class="sdpa-wide">\n{wide}\n</div>\n<div class="sdpa-narrow">\n{narrow}\n</div>'
+    return f'<figure class="sdpa-figure" id="fig-{name}">\n{body}\n<figcaption>{caption}</figcaption>\n</figure>\n'
+
+
 def render_svg(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:
     """Save ``fig`` as SVG and wrap it in a ``<figure>`` with caption and text alternative."""
+    return _wrap(name, _svg(fig, name, alt), None, caption)
+
+
+def _svg(fig: _MplFigure, name: str, alt: str) -> str:
+    """``fig`` as inline SVG: ids prefixed with ``name``, themed colours, labelled."""
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     svg = buffer.getvalue()
@@ -137,6 +179,10 @@ def render_svg(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
     svg = re.sub(r"<style type=\"text/css\">.*?</style>\s*", "", svg, flags=re.S)
     svg = svg.replace(INK, "currentColor")
+    # Lighter pages: coordinates to 0.1 pt (finer than a pixel), in attributes only (never
+    # in text), and one path per line.
+    svg = re.sub(r'="([^"]*)"', lambda m: '="' + re.sub(r"(\d+\.\d)\d+", r"\1", m.group(1)) + '"', svg)
+    svg = re.sub(r" ?\n(?=[MLCQZz] |z)", " ", svg)
     svg = re.sub(r'style="[^"]*"', _themed_palette, svg)
     # Prefix every id (and every reference to one) so that figures never clash on a page.
     svg = re.sub(r'\bid="([^"]+)"', rf'id="{name}-\1"', svg)
@@ -155,11 +201,7 @@ def render_svg(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:
         count=1,
     )
     svg = svg.replace(">", f'><title id="{title_id}">{html.escape(alt)}</title>', 1)
-    svg = "\n".join(line for line in svg.splitlines() if line.strip())  # no blank lines
-    return (
-        f'<figure class="sdpa-figure" id="fig-{name}">\n{svg}\n'
-        f"<figcaption>{caption}</figcaption>\n</figure>\n"
-    )
+    return "\n".join(line for line in svg.splitlines() if line.strip())  # no blank lines
 
 
 def svg_figure(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:

@@ -23,9 +23,10 @@
 #    multiplied by 1, 1/√d_k or 1/d_k.
 #
 # The site builds this page by executing the notebook, and the test suite executes the
-# same file and checks the numbers it prints. [Download the notebook](lab.py): it is a
-# Jupytext "percent" script, which Jupyter opens as a notebook when Jupytext is installed
-# (or convert it with `jupytext --to ipynb lab.py`); it also runs as a plain Python script.
+# same file and checks the numbers it prints. Download the notebook as
+# [lab.ipynb](lab.ipynb) for Jupyter, or as [lab.py](lab.py), the Jupytext "percent"
+# script it is written in (it also runs as a plain Python script). Run it inside a
+# checkout of the site's repository: it imports the shared library from `snippets/`.
 # Every piece of code it uses comes from the site's small shared library, `sdpa`.
 
 # %% [markdown]

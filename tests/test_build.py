@@ -71,6 +71,19 @@ def test_build_report_lists_every_snippet_and_figure(built_site):
     assert reported == on_pages
 
 
+def test_the_lab_notebook_is_offered_as_ipynb_and_as_its_script(built_site):
+    import jupytext
+    import nbformat
+
+    page = (built_site / "lab" / "index.html").read_text()
+    assert 'href="lab.ipynb"' in page and 'href="lab.py"' in page
+    downloaded = nbformat.read(built_site / "lab" / "lab.ipynb", as_version=4)
+    nbformat.validate(downloaded)
+    source = jupytext.read(REPO / "docs" / "lab.py")
+    assert [c.source for c in downloaded.cells] == [c.source for c in source.cells]
+    assert (built_site / "lab" / "lab.py").read_text() == (REPO / "docs" / "lab.py").read_text()
+
+
 # ---- failing loudly, on throwaway copies --------------------------------------------
 
 BROKEN_SNIPPET = """\

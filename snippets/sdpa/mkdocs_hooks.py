@@ -161,8 +161,30 @@ def _record(snippet: str, output: str, seconds: float, *, cached: bool) -> None:
     )
 
 
+def _write_notebook_downloads(config) -> None:
+    """Beside each notebook page written as a Jupytext script, put the same notebook as
+    ``.ipynb`` (cells numbered in order, outputs empty), for readers to download."""
+    plugin = config.plugins.get("mkdocs-jupyter")
+    if plugin is None:
+        return
+    import jupytext
+
+    for pattern in plugin.config["include"]:
+        for path in sorted(Path(config.docs_dir).glob(pattern)):
+            if path.suffix != ".py":
+                continue
+            notebook = jupytext.read(path)
+            for number, cell in enumerate(notebook.cells, start=1):
+                cell["id"] = f"cell-{number}"
+            target = Path(config.site_dir) / path.stem / f"{path.stem}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            jupytext.write(notebook, target, fmt="ipynb")
+
+
 def on_post_build(config) -> None:
-    """Write the build report: every executed snippet with its figures, device and time."""
+    """Write the build report (every executed snippet with its figures, device and time)
+    and the notebooks' ``.ipynb`` downloads."""
+    _write_notebook_downloads(config)
     report = {
         "snippets": _report,
         "total_seconds": round(sum(entry["seconds"] for entry in _report if not entry["cached"]), 3),

@@ -29,6 +29,4 @@ figure = sdpa.Figure(
 )
 with figure as axes:
     draw_ablation(axes, runs, "entropy", "attention entropy (nats)", (math.log(n_pairs), f"uniform, ln {n_pairs}"))
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    figure.figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7.5)
 print(figure.html)

@@ -33,6 +33,4 @@ figure = sdpa.Figure(
 )
 with figure as axes:
     draw_ablation(axes, runs, "loss", "cross-entropy loss", (math.log(n_values), f"chance, ln {n_values}"))
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    figure.figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7.5)
 print(figure.html)

@@ -374,7 +374,8 @@ def draw_ablation(axes, runs: dict, metric: str, ylabel: str, reference: tuple |
     """Plot ``metric`` of :func:`scale_ablation` runs on a grid (rows: optimisers, cols: d_k).
 
     Unit init: mean line and min-max band over seeds; default init: dashed mean.
-    ``reference`` is an optional (y, label) dotted line, e.g. chance or ln n.
+    ``reference`` is an optional (y, label) dotted line, e.g. chance or ln n. One legend
+    for the whole figure goes below the panels.
     """
     from sdpa.figures import INK, PALETTE
 
@@ -400,3 +401,5 @@ def draw_ablation(axes, runs: dict, metric: str, ylabel: str, reference: tuple |
                 ax.set_xlabel("step")
             if d_k == head_dims[0]:
                 ax.set_ylabel(ylabel)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    axes[0][0].figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7.5)

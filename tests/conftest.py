@@ -21,7 +21,10 @@ LIBRARY = "sdpa"
 if str(SNIPPETS) not in sys.path:
     sys.path.insert(0, str(SNIPPETS))
 
-EXEC_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})python\b[^\n]*\bexec=\S+[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+EXEC_FENCE_OPENING = re.compile(
+    r"^(?P<opening>[ \t]*(?P<ticks>`{3,}|~{3,})(?:python|py)\b[^\n]*\bexec=\S+[^\n]*)\n(?P<body>.*?)^[ \t]*(?P=ticks)[ \t]*$",
+    re.M | re.S,
+)
 INCLUDE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+["']([^"']+)["']""", re.M)
 
 
@@ -29,7 +32,8 @@ def page_includes() -> dict[str, list[str]]:
     """Every page under docs/ mapped to the snippets its executed fences include."""
     pages = {}
     for page in sorted(DOCS.rglob("*.md")):
-        found = [inc for _, body in EXEC_FENCE.findall(page.read_text()) for inc in INCLUDE.findall(body)]
+        fences = EXEC_FENCE_OPENING.finditer(page.read_text())
+        found = [inc for fence in fences for inc in INCLUDE.findall(fence.group("body"))]
         pages[str(page.relative_to(DOCS))] = found
     return pages
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from conftest import DOCS, LIBRARY, SNIPPETS, included_snippets, page_includes
+from conftest import DOCS, EXEC_FENCE_OPENING, INCLUDE, LIBRARY, SNIPPETS, included_snippets, page_includes
 
 
 def _style() -> dict:
@@ -45,3 +47,18 @@ def test_snippet_folders_match_pages():
 def test_pages_exist_for_every_include():
     assert (DOCS / "derivation.md").is_file()
     assert included_snippets(), "no page includes a snippet: the discovery is broken"
+
+
+TITLE = re.compile(r'\btitle="([^"]*)"')
+
+
+@pytest.mark.parametrize("page", sorted(page_includes()))
+def test_every_executed_fence_is_titled_with_the_file_it_includes(page):
+    """The Source tab names its file: ``title="snippets/<page>/<name>.py"``, the one include."""
+    for match in EXEC_FENCE_OPENING.finditer((DOCS / page).read_text()):
+        opening, body = match.group("opening"), match.group("body")
+        includes = INCLUDE.findall(body)
+        assert len(includes) == 1, f"docs/{page}: an executed fence should include one snippet: {opening}"
+        titles = TITLE.findall(opening)
+        expected = f"snippets/{includes[0]}"
+        assert titles == [expected], f'docs/{page}: the fence of {expected} needs title="{expected}": {opening}'

@@ -21,6 +21,28 @@ LIBRARY = "sdpa"
 if str(SNIPPETS) not in sys.path:
     sys.path.insert(0, str(SNIPPETS))
 
+#: The variable through which sdpa.runtime adds an offset to every seed.
+SEED_OFFSET_ENV = "SDPA_SEED_OFFSET"
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--seed-offset", type=int, default=None, metavar="N",
+        help="add N to every seed the snippets, the library and the notebook draw "
+        f"(sets {SEED_OFFSET_ENV}); with -m claims, reruns every claim on other draws",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "claims: asserts what a page says about a measured (random) quantity; "
+        "`pytest -m claims --seed-offset N` reruns these with every seed shifted by N",
+    )
+    offset = config.getoption("--seed-offset")
+    if offset is not None:  # set before any snippet runs; child processes inherit it
+        os.environ[SEED_OFFSET_ENV] = str(offset)
+
+
 EXEC_FENCE_OPENING = re.compile(
     r"^(?P<opening>[ \t]*(?P<ticks>`{3,}|~{3,})(?:python|py)\b[^\n]*\bexec=\S+[^\n]*)\n(?P<body>.*?)^[ \t]*(?P=ticks)[ \t]*$",
     re.M | re.S,

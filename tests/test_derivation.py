@@ -6,6 +6,9 @@ import math
 
 import pytest
 
+#: Every test here checks what the page says about a measured quantity.
+pytestmark = pytest.mark.claims
+
 
 def test_score_std_is_sqrt_dk_within_3_percent(run_snippet):
     rows = run_snippet("derivation/score_std.py").namespace["result"]

@@ -10,6 +10,9 @@ import torch
 from sdpa.recall import Arm, RecallConfig, at_init, run
 from sdpa.softmax import jacobian, jacobian_stats
 
+#: Every test here checks what the page says about a measured quantity.
+pytestmark = pytest.mark.claims
+
 CHANCE, UNIFORM = math.log(32), math.log(8)
 
 

@@ -6,6 +6,9 @@ import math
 
 import pytest
 
+#: Every test here checks what the page says about a measured quantity.
+pytestmark = pytest.mark.claims
+
 
 def test_key_numbers(run_snippet):
     result = run_snippet("interview/key_numbers.py").namespace["result"]

@@ -83,6 +83,7 @@ def test_notebook_runs_and_prints_its_tables_and_figures():
     assert sum("text/markdown" in o.get("data", {}) for o in outputs) == 2
 
 
+@pytest.mark.claims
 def test_variance_and_saturation(summary):
     for ratio, scaled in zip(summary["std_over_sqrt_d_k"], summary["std_scaled"]):
         assert ratio == pytest.approx(1.0, abs=0.05)
@@ -95,6 +96,7 @@ def test_variance_and_saturation(summary):
     assert max(summary["jacobian_scaled"]) / min(summary["jacobian_scaled"]) < 1.2
 
 
+@pytest.mark.claims
 def test_training_ablation(summary):
     arms = summary["training"]
     unscaled, scaled, by_d = arms["c = 1"], arms["c = 1/√d_k"], arms["c = 1/d_k"]

@@ -6,6 +6,9 @@ import math
 
 import pytest
 
+#: Every test here checks what the page says about a measured quantity.
+pytestmark = pytest.mark.claims
+
 
 def test_reference_equals_pytorch_sdpa_and_default_scale(run_snippet):
     rows = run_snippet("practice/sdpa_equality.py").namespace["result"]

@@ -9,6 +9,9 @@ import torch
 
 from sdpa.transformer import ARMS, Config, Options, PAGE_SWEEP, Sweep, copy_batch, init_params, train_sweep
 
+#: Every test here checks what the page says about a measured quantity.
+pytestmark = pytest.mark.claims
+
 BASE, NO_SCALE, QK, QK_NO_SCALE, CAP = list(ARMS)
 
 

@@ -6,6 +6,9 @@ import math
 
 import pytest
 
+#: Every test here checks what the page says about a measured quantity.
+pytestmark = pytest.mark.claims
+
 
 def _monotone(values, increasing):
     pairs = list(zip(values, values[1:]))

@@ -44,6 +44,7 @@ from functools import cache
 import torch
 import torch.nn.functional as F
 
+from sdpa import runtime
 from sdpa.runtime import device as default_device
 
 #: What :func:`run` records per member, every ``record_every`` steps.
@@ -110,7 +111,7 @@ def make_batches(cfg: RecallConfig, seed: int, n_batches: int) -> dict[str, torc
     Returns key ids ``(n_batches, batch, n_pairs)``, value ids, the query's pair index
     ``(n_batches, batch)`` and the target value ids.
     """
-    g = torch.Generator().manual_seed(10_000 + seed)
+    g = runtime.generator(10_000 + seed)
     shape = (n_batches, cfg.batch)
     keys = torch.rand(*shape, cfg.n_keys, generator=g).argsort(-1)[..., : cfg.n_pairs]  # distinct keys
     values = torch.randint(cfg.n_values, (*shape, cfg.n_pairs), generator=g)
@@ -121,7 +122,7 @@ def make_batches(cfg: RecallConfig, seed: int, n_batches: int) -> dict[str, torc
 
 def embeddings(cfg: RecallConfig, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The fixed random key and value embedding tables of one seed, N(0, 1) entries."""
-    g = torch.Generator().manual_seed(20_000 + seed)
+    g = runtime.generator(20_000 + seed)
     return torch.randn(cfg.n_keys, cfg.d_model, generator=g), torch.randn(cfg.n_values, cfg.d_model, generator=g)
 
 
@@ -153,7 +154,7 @@ def init_weights(cfg: RecallConfig, dev: torch.device | str = "cpu") -> dict[str
     stacks = {"W_Q": [], "W_K": [], "W_V": [], "W_O": [], "log_scale": []}
     for arm in cfg.arms:
         for seed in cfg.seeds:
-            g = torch.Generator().manual_seed(seed)
+            g = runtime.generator(seed)
             init = arm.init or cfg.init
             stacks["W_Q"].append(_weight(g, cfg.d_model, cfg.d_k, init) * arm.q_init)
             stacks["W_K"].append(_weight(g, cfg.d_model, cfg.d_k, init) * arm.k_init)

@@ -15,6 +15,10 @@ DEVICE_ENV = "SDPA_DEVICE"
 #: bits on every machine. The site's tensors are small, so one thread is also the
 #: fastest choice on a busy or a 2-core machine.
 THREADS_ENV = "SDPA_THREADS"
+#: Environment variable holding an integer added to every seed (default 0). The claim
+#: tests rerun with it set (``pytest -m claims --seed-offset N``) to check that what a
+#: page says holds for other draws, not only for the seeds the page was written with.
+SEED_OFFSET_ENV = "SDPA_SEED_OFFSET"
 
 
 def device() -> torch.device:
@@ -34,14 +38,25 @@ def fix_threads() -> None:
         torch.set_num_threads(threads)
 
 
+def seed_offset() -> int:
+    """The integer in ``SDPA_SEED_OFFSET`` (0 when unset), added to every seed."""
+    return int(os.environ.get(SEED_OFFSET_ENV, "0") or 0)
+
+
+def generator(value: int) -> torch.Generator:
+    """A CPU generator seeded with ``value`` plus the seed offset."""
+    return torch.Generator().manual_seed(value + seed_offset())
+
+
 def seed(value: int = 0) -> torch.Generator:
     """Seed Python, NumPy and torch (CPU and CUDA); return a CPU generator from the seed.
 
-    Call it at the top of a snippet. Prefer the returned generator (or one made with
-    ``torch.Generator().manual_seed``) for sampling, so that results do not depend on
-    what ran before.
+    The seed offset is added first. Call it at the top of a snippet. Prefer the
+    returned generator (or one from ``generator``) for sampling, so that results do not
+    depend on what ran before.
     """
     fix_threads()
+    value += seed_offset()
     random.seed(value)
     np.random.seed(value)
     torch.manual_seed(value)

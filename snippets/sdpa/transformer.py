@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from sdpa.attention import entropy
+from sdpa import runtime
 from sdpa.runtime import device as default_device
 
 
@@ -100,7 +101,7 @@ def init_params(cfg: Config, seeds: list[int]) -> dict[str, torch.Tensor]:
         shapes |= {f"{layer}.qkv": (d, 3 * h * hd), f"{layer}.proj": (h * hd, d), f"{layer}.fc": (d, f), f"{layer}.out": (f, d)}
     members = []
     for s in seeds:
-        g = torch.Generator().manual_seed(s)
+        g = runtime.generator(s)
         p = {}
         for name, shape in shapes.items():
             std = cfg.init_std / math.sqrt(2 * cfg.n_layers) if name.endswith(("proj", "out")) else cfg.init_std
@@ -272,8 +273,8 @@ def _train(sweep: Sweep) -> History:
     for p in params.values():
         p.requires_grad_(True)
     state = {name: (torch.zeros_like(p), torch.zeros_like(p)) for name, p in params.items()}
-    generator = torch.Generator().manual_seed(sweep.data_seed)
-    held_out = [x.to(dev) for x in copy_batch(128, cfg, torch.Generator().manual_seed(sweep.data_seed + 1))]
+    generator = runtime.generator(sweep.data_seed)
+    held_out = [x.to(dev) for x in copy_batch(128, cfg, runtime.generator(sweep.data_seed + 1))]
     initial = evaluate(params, held_out, cfg, opts)
     pick = torch.arange(len(grid)) % n_seeds  # the seed index of each member
     record = {"loss": [], "max_logit": [], "max_raw": [], "entropy": [], "bound": []}

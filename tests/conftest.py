@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import runpy
 import subprocess
 import sys
@@ -18,8 +17,11 @@ DOCS = REPO / "docs"
 SNIPPETS = REPO / "snippets"
 LIBRARY = "sdpa"
 
-if str(SNIPPETS) not in sys.path:
-    sys.path.insert(0, str(SNIPPETS))
+for path in (SNIPPETS, REPO):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from sitebuild.fences import executed_fences  # noqa: E402
 
 #: The variable through which sdpa.runtime adds an offset to every seed.
 SEED_OFFSET_ENV = "SDPA_SEED_OFFSET"
@@ -43,21 +45,12 @@ def pytest_configure(config):
         os.environ[SEED_OFFSET_ENV] = str(offset)
 
 
-EXEC_FENCE_OPENING = re.compile(
-    r"^(?P<opening>[ \t]*(?P<ticks>`{3,}|~{3,})(?:python|py)\b[^\n]*\bexec=\S+[^\n]*)\n(?P<body>.*?)^[ \t]*(?P=ticks)[ \t]*$",
-    re.M | re.S,
-)
-INCLUDE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+["']([^"']+)["']""", re.M)
-
-
 def page_includes() -> dict[str, list[str]]:
     """Every page under docs/ mapped to the snippets its executed fences include."""
-    pages = {}
-    for page in sorted(DOCS.rglob("*.md")):
-        fences = EXEC_FENCE_OPENING.finditer(page.read_text())
-        found = [inc for fence in fences for inc in INCLUDE.findall(fence.group("body"))]
-        pages[str(page.relative_to(DOCS))] = found
-    return pages
+    return {
+        str(page.relative_to(DOCS)): [path for fence in executed_fences(page.read_text()) for _, path in fence.includes]
+        for page in sorted(DOCS.rglob("*.md"))
+    }
 
 
 def included_snippets() -> list[str]:

@@ -115,7 +115,7 @@ def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_
     return path
 
 
-PAGE = '# Broken\n\n```python exec="on"\n--8<-- "broken/boom.py"\n```\n'
+PAGE = '# Broken\n\n```python exec="on" title="snippets/broken/boom.py"\n--8<-- "broken/boom.py"\n```\n'
 
 
 @pytest.mark.parametrize("flags", [[], ["-q"], ["-v"]], ids=["plain", "quiet", "verbose"])
@@ -128,11 +128,22 @@ def test_raising_snippet_fails_the_build_naming_file_and_line(tmp_path, flags):
     assert "ZeroDivisionError: division by zero" in output
 
 
-def test_missing_include_fails_the_build(tmp_path):
-    config = throwaway_site(tmp_path, '# Broken\n\n```python exec="on"\n--8<-- "broken/nowhere.py"\n```\n')
+def test_missing_include_fails_the_build_naming_the_page_line(tmp_path):
+    page = '# Broken\n\nText.\n\n```python exec="on" title="snippets/broken/nowhere.py"\n--8<-- "broken/nowhere.py"\n```\n'
+    config = throwaway_site(tmp_path, page)
     result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), "-q")
+    output = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "broken/nowhere.py" in result.stdout + result.stderr
+    assert "index.md" in output and "line 6: the include 'broken/nowhere.py' is missing" in output, output
+    assert "Traceback" not in output, output
+
+
+def test_a_fence_must_name_the_file_it_runs(tmp_path):
+    config = throwaway_site(tmp_path, '# Broken\n\n```python exec="on"\n--8<-- "broken/boom.py"\n```\n')
+    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), "-q")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert 'line 3: the fence that includes \'broken/boom.py\' needs title="snippets/broken/boom.py"' in output
 
 
 def test_broken_link_fails_the_build(tmp_path):

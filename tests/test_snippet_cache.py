@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 
 from conftest import SNIPPETS, included_snippets
-from sdpa import snippet_cache
+from sitebuild import cache as snippet_cache
 
 OPTIONS = {"source": "tabbed-right"}
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from conftest import DOCS, EXEC_FENCE_OPENING, INCLUDE, LIBRARY, SNIPPETS, included_snippets, page_includes
+from conftest import DOCS, LIBRARY, SNIPPETS, included_snippets, page_includes
+from sitebuild.fences import executed_fences, problems
 
 
 def _style() -> dict:
@@ -49,16 +48,22 @@ def test_pages_exist_for_every_include():
     assert included_snippets(), "no page includes a snippet: the discovery is broken"
 
 
-TITLE = re.compile(r'\btitle="([^"]*)"')
-
 
 @pytest.mark.parametrize("page", sorted(page_includes()))
 def test_every_executed_fence_is_titled_with_the_file_it_includes(page):
-    """The Source tab names its file: ``title="snippets/<page>/<name>.py"``, the one include."""
-    for match in EXEC_FENCE_OPENING.finditer((DOCS / page).read_text()):
-        opening, body = match.group("opening"), match.group("body")
-        includes = INCLUDE.findall(body)
-        assert len(includes) == 1, f"docs/{page}: an executed fence should include one snippet: {opening}"
-        titles = TITLE.findall(opening)
-        expected = f"snippets/{includes[0]}"
-        assert titles == [expected], f'docs/{page}: the fence of {expected} needs title="{expected}": {opening}'
+    """The Source tab names its file: ``title="snippets/<page>/<name>.py"``, its one include.
+
+    The build checks the same (sitebuild.fences); here it is checked without building."""
+    text = (DOCS / page).read_text()
+    assert all(len(fence.includes) == 1 for fence in executed_fences(text)), f"docs/{page}: a fence runs no file"
+    assert not problems(text, [SNIPPETS]), f"docs/{page}: {problems(text, [SNIPPETS])}"
+
+
+def test_the_fence_check_names_a_wrong_title_and_a_missing_include():
+    page = '# P\n\n```python exec="on" title="snippets/derivation/other.py"\n--8<-- "derivation/score_std.py"\n```\n'
+    assert problems(page, [SNIPPETS]) == [
+        'line 3: the fence that includes \'derivation/score_std.py\' needs title="snippets/derivation/score_std.py"'
+        " (the Source tab names the file that ran)"
+    ]
+    missing = page.replace("derivation/score_std.py", "derivation/nowhere.py")
+    assert problems(missing, [SNIPPETS])[0].startswith("line 4: the include 'derivation/nowhere.py' is missing")

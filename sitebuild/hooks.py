@@ -1,0 +1,63 @@
+"""MkDocs hooks (``hooks:`` in mkdocs.yml): the site's build steps, wired to MkDocs' events.
+
+Each job lives in its own module of :mod:`sitebuild`; this file only connects them. The
+state of a build (its snippet runner, failures, report) is made new by ``on_config`` for
+every build, ``mkdocs serve`` rebuilds included, so nothing leaks from one build into the
+next. Only the command (``build`` or ``serve``) is kept for the life of the process.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # MkDocs loads this file by path; the package sits beside it
+    sys.path.insert(0, str(REPO))
+
+from sitebuild import notebook  # noqa: E402
+from sitebuild.fences import FenceCheckExtension  # noqa: E402
+from sitebuild.math import MathMLExtension  # noqa: E402
+from sitebuild.runner import SnippetRunner  # noqa: E402
+
+_command = "build"
+_runner: SnippetRunner | None = None  # this build's, replaced by on_config
+
+
+def on_startup(command: str, dirty: bool) -> None:
+    global _command
+    _command = command
+
+
+def on_config(config):
+    global _runner
+    _runner = SnippetRunner(config, _command)
+    config.markdown_extensions += [FenceCheckExtension(base_path=[str(b) for b in _runner.bases]),
+                                   MathMLExtension()]
+    if _runner.cached:
+        notebook.use_snippet_cache(config, _runner.bases)
+    return config
+
+
+def on_pre_build(config) -> None:
+    if _command == "serve":  # a rebuild: edited library modules must be imported again
+        _runner.forget_snippet_modules()
+
+
+def on_pre_page(page, config, files):
+    _runner.page = page.file.src_uri
+    return page
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    _runner.report_failures()
+    return html
+
+
+def on_post_page(output: str, page, config) -> str:
+    return notebook.number_cells(output)
+
+
+def on_post_build(config) -> None:
+    notebook.write_downloads(config)
+    _runner.report.write(config.site_dir)

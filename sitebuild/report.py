@@ -1,0 +1,39 @@
+"""The build report: every executed snippet with its page, figures, device and seconds.
+
+Written to ``build-report.json`` beside the site and read by the *Build report* page, so
+timings stay out of the pages and two builds give byte-identical HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+FIGURE_ID = re.compile(r'<figure class="sdpa-figure" id="fig-([^"]+)"')
+
+
+class BuildReport:
+    def __init__(self) -> None:
+        self.snippets: list[dict] = []
+
+    def add(self, page: str, snippet: str, output: str, seconds: float, *, cached: bool) -> None:
+        import torch
+
+        from sdpa.runtime import device
+
+        self.snippets.append({
+            "page": page,
+            "snippet": snippet,
+            "figures": FIGURE_ID.findall(str(output)),
+            "tables": str(output).count("<table>"),
+            "seconds": seconds,
+            "cached": cached,
+            "device": str(device()),
+            "torch": torch.__version__,
+        })
+
+    def write(self, site_dir: str) -> None:
+        total = round(sum(entry["seconds"] for entry in self.snippets if not entry["cached"]), 3)
+        report = {"snippets": self.snippets, "total_seconds": total}
+        Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))

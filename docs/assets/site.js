@@ -1,10 +1,12 @@
-// Accessibility fixes for two things Material for MkDocs 9.8 leaves out (axe-core flags
-// both as serious): the search dialog has no accessible name, and a table wider than
-// its column (or a notebook's code cell) scrolls inside a box that keyboard users cannot
-// reach.
+// Fixes for things Material for MkDocs 9.8 leaves out. axe-core flags the first two as
+// serious: the search dialog has no accessible name, and a table wider than its column
+// scrolls inside a box that keyboard users cannot reach. The third stands in for the
+// `autocomplete="off"` that sitebuild/valid_html.py removes from Material's checkbox
+// toggles (invalid there): a page reloaded or restored from the back-forward cache opens
+// with the navigation drawer and the search closed.
 (function () {
-  // Boxes that scroll sideways: Material's table wrapper, a notebook page's code cells.
-  var SCROLL_BOXES = ".md-typeset__scrollwrap:not([tabindex]), .jp-Cell .highlight-ipynb:not([tabindex])";
+  // Boxes that scroll sideways: Material's table wrapper.
+  var SCROLL_BOXES = ".md-typeset__scrollwrap:not([tabindex])";
   function fix() {
     document.querySelectorAll('.md-search[role="dialog"]:not([aria-label])').forEach(function (dialog) {
       dialog.setAttribute("aria-label", "Search");
@@ -24,4 +26,9 @@
   } else {
     fix();
   }
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("input.md-toggle[type=checkbox]").forEach(function (toggle) {
+      toggle.checked = false;
+    });
+  });
 })();

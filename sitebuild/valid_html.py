@@ -1,0 +1,100 @@
+"""Valid HTML from the tools that write the pages (the Nu HTML checker finds no error).
+
+A MkDocs hook (listed in ``mkdocs.yml``) that fixes, where they are made, three things
+the checker rejects:
+
+* **Raw HTML inside tabs and admonitions.** Python-Markdown recognises a raw HTML block
+  only at the start of a line; markdown-exec indents a snippet's output under its
+  "Result" tab, so a printed ``<figure>`` (or a table's ``<p class="sdpa-caption">``)
+  arrived wrapped in a paragraph: ``<p><figure>…</figure></p>``. :class:`HtmlBlocks`, a
+  Markdown extension, stores such a block whole, as Python-Markdown does at the top
+  level, so it comes out unwrapped. The hook adds it to the extensions (markdown-exec
+  converts its output with the same list).
+* **The notebook page.** mkdocs-jupyter inlines JupyterLab's 570 kB stylesheet as
+  ``<style>`` elements inside ``<article>`` (not allowed there, and the checker rejects
+  dozens of its rules), and a copy button of its own per cell. The hook drops both:
+  code cells become the theme's own code blocks (highlighting, copy button), and
+  ``docs/assets/site.css`` lays the cells out in a few rules.
+* **Checkbox toggles.** Material writes ``autocomplete="off"`` on its two checkbox
+  toggles (drawer, search), an attribute that checkboxes may not carry. The hook drops
+  it; ``docs/assets/site.js`` unchecks both when a page is restored from the
+  back-forward cache, which is what the attribute was for.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as etree
+
+from markdown import Extension
+from markdown.blockprocessors import BlockProcessor
+
+#: A block that opens with one block-level element and closes it on its last line.
+_HTML_BLOCK = re.compile(r"\A<(?P<tag>[a-z][a-z0-9]*)\b[^>]*>.*</(?P=tag)>\s*\Z", re.S)
+
+
+class _HtmlBlockProcessor(BlockProcessor):
+    """Store a raw block-level HTML element found inside a container as one HTML block."""
+
+    def test(self, parent: etree.Element, block: str) -> bool:
+        match = _HTML_BLOCK.match(block)
+        return bool(match) and self.parser.md.is_block_level(match.group("tag"))
+
+    def run(self, parent: etree.Element, blocks: list[str]) -> None:
+        block = blocks.pop(0)
+        # A paragraph holding only the placeholder: Python-Markdown's raw-HTML post-processor
+        # puts the block-level HTML back in its place, without the paragraph.
+        etree.SubElement(parent, "p").text = self.parser.md.htmlStash.store(block.strip())
+
+
+class HtmlBlocks(Extension):
+    """Raw block-level HTML in indented containers (tabs, admonitions) stays a block."""
+
+    def extendMarkdown(self, md) -> None:  # noqa: N802 (Python-Markdown's name)
+        # After indented code (80) and tables (75), before paragraphs (10).
+        md.parser.blockprocessors.register(_HtmlBlockProcessor(md.parser), "sdpa_html_block", 72)
+
+
+def makeExtension(**kwargs) -> HtmlBlocks:  # noqa: N802 (Python-Markdown's entry point)
+    return HtmlBlocks(**kwargs)
+
+
+def on_config(config):
+    if not any(isinstance(extension, HtmlBlocks) for extension in config.markdown_extensions):
+        config.markdown_extensions.append(HtmlBlocks())
+    return config
+
+
+# ---- the notebook page ------------------------------------------------------------------
+
+_NOTEBOOK = '<div class="jupyter-wrapper">'
+_NOTEBOOK_CHROME = re.compile(
+    r"<style\b[^>]*>.*?</style>\s*"  # JupyterLab's stylesheet
+    r'|<div class="zeroclipboard-container">.*?</clipboard-copy>\s*</div>\s*'  # its copy button
+    r'|<div class="clipboard-copy-txt" id="[^"]*">.*?</div>\s*'  # the text that button copies
+    r"|<script>(?:(?!</script>).)*?clipboard(?:(?!</script>).)*</script>\s*",  # its script
+    re.S,
+)
+_NOTEBOOK_CODE = re.compile(r'<div class="highlight-ipynb hl-\w+\s*"><pre><span></span>(.*?)</pre></div>', re.S)
+
+
+def on_page_content(content: str, page, config, files) -> str:
+    if _NOTEBOOK not in content:
+        return content
+    content = _NOTEBOOK_CHROME.sub("", content)
+    return _NOTEBOOK_CODE.sub(r'<div class="highlight"><pre><span></span><code>\1</code></pre></div>', content)
+
+
+_CHECKBOX_AUTOCOMPLETE = re.compile(r'(<input\b[^>]*\btype="checkbox"[^>]*?)\s+autocomplete="off"')
+
+
+def _valid_toggles(output: str) -> str:
+    return _CHECKBOX_AUTOCOMPLETE.sub(r"\1", output)
+
+
+def on_post_page(output: str, page, config) -> str:
+    return _valid_toggles(output)
+
+
+def on_post_template(output: str, template_name: str, config) -> str:
+    return _valid_toggles(output)  # pages made from a theme template alone (404.html)

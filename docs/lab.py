@@ -17,8 +17,9 @@
 # that take seconds on a laptop CPU:
 #
 # 1. **Variance.** The dot product of two random d_k-dimensional vectors spreads like √d_k.
-# 2. **Saturation.** Unscaled, that spread drives softmax towards one-hot rows whose
-#    Jacobian, the path of every gradient into W_Q and W_K, is close to zero.
+# 2. **Saturation.** Unscaled, that spread makes rows of attention read only a few keys:
+#    the softmax Jacobian, the path of every gradient into W_Q and W_K, keeps its largest
+#    direction but loses its breadth, so a key that starts far behind gets almost no gradient.
 # 3. **Training.** A one-head model learns an associative-recall task with the logits
 #    multiplied by 1, 1/√d_k or 1/d_k.
 #
@@ -51,7 +52,7 @@ import torch
 from IPython.display import HTML, Markdown, display
 
 import sdpa
-from sdpa.attention import entropy, random_qk, scores
+from sdpa import survey
 from sdpa.recall import Arm, RecallConfig, run
 
 print("shared library:", Path(sdpa.__file__).parent.relative_to(SNIPPETS.parent))
@@ -61,18 +62,14 @@ print("device:", sdpa.device())
 # ## 1. Variance: the spread of q·k grows like √d_k
 #
 # Queries and keys with independent, zero-mean, unit-variance components: each score is a
-# sum of d_k independent products of variance 1, so its variance is d_k. We measure the
-# standard deviation of 512 × 64 scores per head dimension, before and after dividing by √d_k.
+# sum of d_k independent products of variance 1, so its variance is d_k. `survey.spread`
+# measures the standard deviation of the 10^6 scores of 1,000 queries against 1,000 keys
+# (the derivation page's table, the same draw), before and after dividing by √d_k.
 
 # %%
 HEAD_DIMS = [8, 32, 128, 512]
-generator = sdpa.seed(0)
-variance = []
-for d_k in HEAD_DIMS:
-    q, k = random_qk(512, 64, d_k, generator, device=sdpa.device())
-    z = scores(q, k)
-    variance.append({"d_k": d_k, "std": z.std().item(), "sqrt_d_k": math.sqrt(d_k),
-                     "std_scaled": (z / math.sqrt(d_k)).std().item()})
+variance = [{"d_k": d_k, "std": survey.spread(d_k), "sqrt_d_k": math.sqrt(d_k),
+             "std_scaled": survey.spread(d_k) / math.sqrt(d_k)} for d_k in HEAD_DIMS]
 
 display(Markdown(sdpa.markdown_table(
     ["d_k", "std of q·k", "√d_k", "std of q·k/√d_k"],
@@ -80,50 +77,54 @@ display(Markdown(sdpa.markdown_table(
 )))
 
 # %% [markdown]
-# ## 2. Saturation: one-hot rows and a vanishing softmax Jacobian
+# ## 2. Saturation: rows that read few keys, and what the softmax Jacobian keeps
 #
-# For rows of 64 keys we measure the largest softmax weight, the entropy (log 64 ≈ 4.16
-# nats for a uniform row, 0 for one-hot) and the spectral norm of the softmax Jacobian
+# For rows of 64 keys (`sdpa.survey`: 1,024 queries, the rows the failure-modes page
+# measures) we take the mean largest softmax weight and two sizes of the softmax Jacobian
 # diag(p) − p pᵀ, which multiplies every gradient flowing from the weights back to the
-# logits. It is at most 1/2 (a tie between two keys) and tends to 0 as the row becomes
-# one-hot.
+# logits: its spectral norm (the largest gain in any one direction, at most 1/2, for a tie
+# between two keys) and its trace (the sum over all directions: 1 − 1/64 for a uniform row,
+# 0 for a one-hot row).
 
 # %%
-generator = sdpa.seed(1)
 saturation = []
 for d_k in HEAD_DIMS:
-    q, k = random_qk(64, 64, d_k, generator, device=sdpa.device())
     for name, factor in (("q·k", 1.0), ("q·k/√d_k", 1 / math.sqrt(d_k))):
-        p = torch.softmax(scores(q, k, factor), dim=-1)
-        jacobian = torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
+        rows = survey.rows(d_k, factor)
         saturation.append({
             "d_k": d_k, "logits": name,
-            "max_weight": p.max(-1).values.mean().item(),
-            "entropy": entropy(p).mean().item(),
-            # J is symmetric and positive semi-definite: its spectral norm is its largest eigenvalue
-            "jacobian_norm": torch.linalg.eigvalsh(jacobian)[..., -1].median().item(),
+            "max_weight": rows.max_weight.mean().item(),
+            "spectral_norm": rows.jacobian["spectral_norm"].mean().item(),
+            "trace": rows.jacobian["trace"].mean().item(),
         })
 
 figure = sdpa.Figure(
     "lab-saturation",
-    caption="Rows of 64 keys. Left: the mean largest softmax weight. Right: the median spectral "
-    "norm of the softmax Jacobian. Unscaled (orange), both drift towards a one-hot row with a "
-    "near-zero Jacobian as d_k grows; scaled (blue), neither depends on d_k.",
+    caption="Rows of 64 keys. Left: the mean largest softmax weight. Right: the mean spectral norm "
+    "(solid) and trace (dashed) of the softmax Jacobian. Unscaled (orange), the rows sharpen and the "
+    "trace falls as d_k grows, while the spectral norm stays above the scaled rows' until d_k = 512: "
+    "the gradient keeps its largest direction but loses its breadth. Scaled (blue), nothing depends "
+    "on d_k.",
     alt="Two panels against head dimension. The unscaled largest weight rises towards 1 and the "
-    "unscaled Jacobian norm falls; the scaled curves are flat.",
+    "unscaled trace falls while the unscaled spectral norm stays near or above the scaled one; the "
+    "scaled curves are flat.",
     ncols=2, size=(7.4, 3.0),
 )
 with figure as (left, right):
-    for color, name, style in ((sdpa.PALETTE[1], "q·k", "o-"), (sdpa.PALETTE[0], "q·k/√d_k", "s--")):
+    for color, name, marker in ((sdpa.PALETTE[1], "q·k", "o"), (sdpa.PALETTE[0], "q·k/√d_k", "s")):
         rows = [r for r in saturation if r["logits"] == name]
-        left.plot(HEAD_DIMS, [r["max_weight"] for r in rows], style, color=color, label=name)
-        right.plot(HEAD_DIMS, [r["jacobian_norm"] for r in rows], style, color=color, label=name)
+        left.plot(HEAD_DIMS, [r["max_weight"] for r in rows], marker + "-", color=color, label=name)
+        right.plot(HEAD_DIMS, [r["spectral_norm"] for r in rows], marker + "-", color=color,
+                   label=f"{name}, spectral norm")
+        right.plot(HEAD_DIMS, [r["trace"] for r in rows], marker + "--", color=color,
+                   label=f"{name}, trace")
     left.set(xscale="log", ylim=(0, 1.02), xlabel="d_k", ylabel="mean largest weight")
-    right.set(xscale="log", yscale="log", xlabel="d_k", ylabel="softmax Jacobian norm")
+    right.set(xscale="log", ylim=(0, 1.02), xlabel="d_k", ylabel="size of the softmax Jacobian")
     for ax in (left, right):
         ax.set_xticks(HEAD_DIMS, [str(d) for d in HEAD_DIMS])
         ax.minorticks_off()
     left.legend()
+    right.legend(fontsize=7)
 display(HTML(figure.html))
 
 # %% [markdown]
@@ -183,8 +184,10 @@ display(Markdown(sdpa.markdown_table(
 # ## What the three experiments show
 #
 # - The spread of q·k grows like √d_k and dividing by √d_k removes the growth (table 1).
-# - Unscaled, wide heads start near one-hot, where the softmax Jacobian, and with it the
-#   gradient into W_Q and W_K, is small (figure 1).
+# - Unscaled, wide heads start with rows that read few keys (figure 1). Their Jacobian does
+#   not vanish at realistic widths: its spectral norm stays as large as the scaled rows' or
+#   larger, but its trace falls, so the gradient can only reshuffle weight among the few
+#   leading keys, and a key that starts far behind gets almost none.
 # - In training, the unscaled head starts with low attention entropy and learns the task far
 #   more slowly than the scaled one within the same budget. Its gradient on W_Q at step 0 is
 #   *not* orders of magnitude smaller than on W_V: the ratio is printed above, measured, not
@@ -201,8 +204,10 @@ summary = {
     "std_scaled": [round(r["std_scaled"], 4) for r in variance],
     "max_weight_unscaled": [round(r["max_weight"], 4) for r in saturation if r["logits"] == "q·k"],
     "max_weight_scaled": [round(r["max_weight"], 4) for r in saturation if r["logits"] != "q·k"],
-    "jacobian_unscaled": [round(r["jacobian_norm"], 6) for r in saturation if r["logits"] == "q·k"],
-    "jacobian_scaled": [round(r["jacobian_norm"], 6) for r in saturation if r["logits"] != "q·k"],
+    "spectral_unscaled": [round(r["spectral_norm"], 6) for r in saturation if r["logits"] == "q·k"],
+    "spectral_scaled": [round(r["spectral_norm"], 6) for r in saturation if r["logits"] != "q·k"],
+    "trace_unscaled": [round(r["trace"], 6) for r in saturation if r["logits"] == "q·k"],
+    "trace_scaled": [round(r["trace"], 6) for r in saturation if r["logits"] != "q·k"],
     "training": {r["arm"]: {k: round(v, 4) for k, v in r.items() if k != "arm"} for r in training},
 }
 summary

@@ -6,21 +6,28 @@ import math
 
 import pytest
 
+from sdpa import survey
+
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims
 
 
 def test_key_numbers(run_snippet):
-    result = run_snippet("interview/key_numbers.py").namespace["result"]
-    rows = {r["d_k"]: r for r in result["rows"]}
-    for r in rows.values():
-        assert r["std"] == pytest.approx(math.sqrt(r["d_k"]), rel=0.1)
-        # the gap in a row of 64 keys is several times the spread
+    rows = {r["d_k"]: r for r in run_snippet("interview/key_numbers.py").namespace["result"]}
+    for d_k, r in rows.items():
+        # One measurement, quoted everywhere: the derivation's spread and the survey's rows.
+        assert r["std"] == survey.spread(d_k)
+        assert r["median_gap"] == survey.rows(d_k, 1.0).gap.median().item()
+        assert r["std"] == pytest.approx(math.sqrt(d_k), rel=4 / math.sqrt(1000 * d_k))
+        # "the gap in a row of 64 keys is several times larger" than the spread
         assert r["median_gap"] > 3 * r["sqrt_d_k"]
-        assert r["max_weight_scaled"] < 0.15
-    # "a gap of 20 or more at d_k = 128" is an understatement
-    assert rows[128]["median_gap"] > 20 and rows[128]["weight_ratio"] > 1e10
-    assert rows[128]["max_weight"] > 0.8
-    unscaled, scaled = result["example"]["unscaled"], result["example"]["scaled"]
-    assert unscaled[0] > 0.999 and sum(unscaled) == pytest.approx(1.0)
-    assert scaled[0] < 0.7 and min(scaled) > 0.1
+        # "everything is three times narrower" with the default initialisation
+        assert r["median_gap_default"] == pytest.approx(r["median_gap"] / 3, rel=1e-12)
+    # "e^gap astronomically large long before d_k = 128" (unit variance)
+    assert rows[64]["weight_ratio"] > 1e10
+    # "just under 20" at d_k = 128 with the default initialisation (between 15 and 20)
+    assert 15 < rows[128]["median_gap_default"] < 20
+    # "reads one or two keys ... below two at d_k = 64"; "only a minority of rows is one-hot"
+    assert rows[64]["keys_unit"] < 2 and rows[128]["keys_unit"] < 2
+    assert all(r["one_hot"] < 0.5 and r["one_hot_default"] < 0.5 for r in rows.values())
+    assert all(r["keys_scaled"] > 30 for r in rows.values())

@@ -2,24 +2,25 @@
 
 Rows of N_KEYS logits z = s * g with g standard normal, for logit standard deviations s
 from 0.01 to 30. For each s: the mean spectral norm and the mean trace of
-J = diag(p) - p p^T. The markers show where unscaled and scaled rows of real heads
-sit: s = 1 after dividing by sqrt(d_k); s = sqrt(d_k) unscaled with unit-variance q and
-k; s = sqrt(d_k)/3 unscaled with PyTorch's default nn.Linear initialisation.
+J = diag(p) - p p^T. The markers are the rows of ``sdpa.survey`` (the rows the saturation
+table measures), placed at their logit standard deviation: scaled (about 1 at any d_k),
+unscaled with unit-variance q and k (about sqrt(d_k)), and unscaled with PyTorch's default
+nn.Linear initialisation (about sqrt(d_k)/3).
 """
-
-import math
 
 import torch
 
 import sdpa
+from sdpa import survey
 from sdpa.softmax import jacobian_stats
 
 N_KEYS, N_ROWS = 64, 128
 LOGIT_STDS = torch.logspace(-2, 1.5, 29).tolist()
-MARKED = {"scaled (any d_k)": 1.0}
+#: label: (d_k, scale rule, initialisation) of the survey rows to mark
+MARKED = {"scaled, d_k = 128": (128, "1/sqrt(d_k)", "unit")}
 for d_k in (64, 128):
-    MARKED[f"unscaled, unit init, d_k = {d_k}"] = math.sqrt(d_k)
-    MARKED[f"unscaled, default init, d_k = {d_k}"] = math.sqrt(d_k) / 3
+    MARKED[f"unscaled, unit init, d_k = {d_k}"] = (d_k, "none", "unit")
+    MARKED[f"unscaled, default init, d_k = {d_k}"] = (d_k, "none", "default")
 
 
 def jacobian_curve(stds, seed=4):
@@ -32,14 +33,23 @@ def jacobian_curve(stds, seed=4):
     return rows
 
 
-result = {"curve": jacobian_curve(LOGIT_STDS), "marked": dict(zip(MARKED, jacobian_curve(list(MARKED.values()))))}
+def marked(d_k, rule, init):
+    rows = survey.rows(d_k, survey.factor(rule, d_k, init), N_KEYS)
+    return {"d_k": d_k, "rule": rule, "init": init, "std": rows.z.std().item(),
+            "spectral_norm": rows.jacobian["spectral_norm"].mean().item(),
+            "trace": rows.jacobian["trace"].mean().item()}
+
+
+result = {"curve": jacobian_curve(LOGIT_STDS),
+          "marked": {name: marked(*arm) for name, arm in MARKED.items()}}
 
 print(
     sdpa.markdown_table(
         ["row", "logit std", "spectral norm of J", "trace of J"],
         [(name, r["std"], r["spectral_norm"], r["trace"]) for name, r in result["marked"].items()],
-        caption=f"Mean over {N_ROWS} rows of {N_KEYS} Gaussian logits. A uniform row has spectral "
-        f"norm 1/{N_KEYS} ≈ {1 / N_KEYS:.3f}; the largest possible is 1/2.",
+        caption=f"Mean over the survey's {survey.N_ROWS:,} rows of {N_KEYS} keys (the saturation "
+        f"table's rows). A uniform row has spectral norm 1/{N_KEYS} ≈ {1 / N_KEYS:.3f}; the "
+        "largest possible is 1/2.",
     )
 )
 

@@ -1,79 +1,84 @@
-"""Saturation at initialisation: how peaked a row of attention is, unscaled and scaled.
+"""Saturation at initialisation: how many keys a row of attention really reads.
 
-Queries and keys have independent unit-variance components (the textbook model). For
-each head dimension we draw rows of N_KEYS keys and report the mean largest weight, the
-mean row entropy (ln N_KEYS is a uniform row) and the share of rows that are
-effectively one-hot (largest weight above 0.99).
+The survey's rows of 64 keys (``sdpa.survey``: 1,024 queries per head dimension, q and k
+with independent components) under four arms: unscaled with unit-variance components
+(the textbook model), unscaled with PyTorch's default ``nn.Linear`` initialisation
+(components of variance 1/3), divided by sqrt(d_k), and divided by d_k. Per arm and d_k:
+the mean largest weight and entropy, the median *effective number of keys* exp(entropy),
+the share of one-hot rows (largest weight above 0.99), and the median weight of a key
+relative to the uniform 1/64: the weight, and so the logit gradient, that a key picked at
+random gets. Before any learning the key a task needs is such a key.
 """
 
 import math
 
-import torch
-
 import sdpa
-from sdpa.attention import random_qk, row_stats, scores
+from sdpa import survey
 
 HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512]
-N_KEYS, N_QUERIES, N_KEY_SETS = 64, 32, 16
-ONE_HOT = 0.99
+TABLE_DIMS = [8, 64, 128, 512]
+N_KEYS = 64
+#: (label, scale rule, initialisation)
+ARMS = [("q·k, unit init", "none", "unit"), ("q·k, default init", "none", "default"),
+        ("q·k/√d_k", "1/sqrt(d_k)", "unit"), ("q·k/d_k", "1/d_k", "unit")]
 
 
-def saturation(head_dims=HEAD_DIMS, seed=3):
-    generator = sdpa.seed(seed)
-    rows = []
-    for d_k in head_dims:
-        stats = {"none": [], "scaled": []}
-        for _ in range(N_KEY_SETS):  # fresh keys for every few queries
-            q, k = random_qk(N_QUERIES, N_KEYS, d_k, generator, device=sdpa.device())
-            stats["none"].append(row_stats(scores(q, k)))
-            stats["scaled"].append(row_stats(scores(q, k, 1 / math.sqrt(d_k))))
-        row = {"d_k": d_k}
-        for arm, chunks in stats.items():
-            top = torch.cat([c["max_weight"] for c in chunks])
-            row[f"max_weight_{arm}"] = top.mean().item()
-            row[f"entropy_{arm}"] = torch.cat([c["entropy"] for c in chunks]).mean().item()
-            row[f"one_hot_{arm}"] = (top > ONE_HOT).float().mean().item()
-        rows.append(row)
-    return rows
+def saturation(d_k, rule, init):
+    rows = survey.rows(d_k, survey.factor(rule, d_k, init), N_KEYS)
+    return {"d_k": d_k, "rule": rule, "init": init,
+            "max_weight": rows.max_weight.mean().item(), "entropy": rows.entropy.mean().item(),
+            "effective_keys": rows.effective_keys.median().item(), "one_hot": rows.one_hot(),
+            "key_weight": rows.key_weight.median().item()}
 
 
-result = saturation()
+result = [saturation(d_k, rule, init) for d_k in HEAD_DIMS for _, rule, init in ARMS]
+
+
+def pick(d_k, rule, init):
+    return next(r for r in result if (r["d_k"], r["rule"], r["init"]) == (d_k, rule, init))
+
 
 print(
     sdpa.markdown_table(
-        ["d_k", "largest weight, q·k", "entropy, q·k", "one-hot rows, q·k", "largest weight, scaled", "entropy, scaled", "one-hot rows, scaled"],
-        [
-            (r["d_k"], r["max_weight_none"], r["entropy_none"], f"{r['one_hot_none']:.0%}",
-             r["max_weight_scaled"], r["entropy_scaled"], f"{r['one_hot_scaled']:.0%}")
-            for r in result
-        ],
-        caption=f"Rows of {N_KEYS} keys, {N_QUERIES * N_KEY_SETS} queries per head dimension, unit-variance "
-        f"q and k. Entropy in nats; a uniform row has ln {N_KEYS} = {math.log(N_KEYS):.2f}. "
-        f"One-hot: largest weight above {ONE_HOT}.",
+        ["d_k", "logits", "largest weight", "entropy", "keys in play, e^H", "one-hot rows",
+         "typical key's weight × n"],
+        [(d_k, label, r["max_weight"], r["entropy"], r["effective_keys"], f"{r['one_hot']:.1%}",
+          r["key_weight"])
+         for d_k in TABLE_DIMS for label, *arm in ARMS for r in [pick(d_k, *arm)]],
+        caption=f"Rows of {N_KEYS} keys, {survey.N_ROWS:,} queries per head dimension. Largest "
+        f"weight and entropy (nats; a uniform row has ln {N_KEYS} = {math.log(N_KEYS):.2f}) are "
+        "means over rows; keys in play is the median of e^entropy (64 for a uniform row, 1 for a "
+        f"one-hot row); one-hot: largest weight above {survey.ONE_HOT}; the last column is the "
+        f"median over all keys of {N_KEYS} times the key's weight (1 for a uniform row).",
     )
 )
 
 figure = sdpa.Figure(
     "failure-modes-saturation",
-    caption="Left: the mean row entropy against d_k; the dotted line is a uniform row "
-    f"(ln {N_KEYS}). Right: the share of rows whose largest weight exceeds {ONE_HOT}. "
-    "Unscaled rows (solid) lose entropy steadily as d_k grows and more and more of them "
-    "become one-hot; scaled rows (dashed) look the same at every d_k.",
-    alt="Two panels against head dimension. Unscaled entropy falls steadily towards zero "
-    "while scaled entropy stays flat below the uniform line; the one-hot share rises for unscaled rows "
-    "and stays at zero for scaled rows.",
+    caption="Left: the median number of keys in play (e^entropy) against d_k; the dotted line "
+    f"is a uniform row ({N_KEYS} keys). Right: the share of rows whose largest weight exceeds "
+    f"{survey.ONE_HOT}. Unscaled rows lose keys steadily as d_k grows, and with unit-variance q "
+    "and k a growing share becomes one-hot; PyTorch's default initialisation delays both. "
+    "Scaled rows look the same at every d_k; rows divided by d_k drift towards uniform.",
+    alt="Two panels against head dimension. Keys in play: the unscaled curves fall towards one "
+    "key, the default-init curve more slowly, the scaled curve is flat near 40, the 1/d_k curve "
+    "rises to 64. One-hot share: rises for the unscaled arms, zero for the scaled arms.",
     ncols=2,
     size=(7.4, 3.0),
 )
 with figure as (left, right):
-    dims = [r["d_k"] for r in result]
-    for arm, style, color, label in [("none", "o-", sdpa.PALETTE[3], "q·k"), ("scaled", "s--", sdpa.PALETTE[0], "q·k/√d_k")]:
-        left.plot(dims, [r[f"entropy_{arm}"] for r in result], style, color=color, label=label)
-        right.plot(dims, [100 * r[f"one_hot_{arm}"] for r in result], style, color=color, label=label)
-    left.axhline(math.log(N_KEYS), color=sdpa.INK, ls=":", lw=1, label=f"uniform, ln {N_KEYS}")
-    left.set(xscale="log", xlabel="head dimension d_k", ylabel="mean row entropy (nats)", ylim=(0, None))
-    right.set(xscale="log", xlabel="head dimension d_k", ylabel=f"rows with max weight > {ONE_HOT} (%)")
+    styles = ["o-", "D-", "s--", "^:"]
+    for (label, *arm), style, color in zip(ARMS, styles, sdpa.PALETTE[3:] + sdpa.PALETTE):
+        mine = [pick(d_k, *arm) for d_k in HEAD_DIMS]
+        left.plot(HEAD_DIMS, [r["effective_keys"] for r in mine], style, color=color, label=label)
+        right.plot(HEAD_DIMS, [100 * r["one_hot"] for r in mine], style, color=color, label=label)
+    left.axhline(N_KEYS, color=sdpa.INK, ls=":", lw=1, label=f"uniform, {N_KEYS}")
+    left.set(xscale="log", yscale="log", xlabel="head dimension d_k",
+             ylabel="keys in play, median e^H")
+    right.set(xscale="log", xlabel="head dimension d_k",
+              ylabel=f"rows with max weight > {survey.ONE_HOT} (%)")
     for ax in (left, right):
         ax.set_xticks(HEAD_DIMS, [str(d) for d in HEAD_DIMS])
-    left.legend()
+        ax.minorticks_off()
+    left.legend(fontsize=7)
 print(figure.html)

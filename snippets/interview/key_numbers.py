@@ -1,59 +1,52 @@
 """The numbers to quote in an interview, measured rather than remembered.
 
-Unit-variance queries and keys (400 queries against 64 keys per head width): the spread of
-q·k, the best-minus-worst gap in a row and the weight ratio e^gap it implies, and the
-largest softmax weight, unscaled and scaled. Then the source material's worked example,
-the logits [16, 8, 4] and the same divided by sqrt(d_k) = 8.
+Every number comes from the measurements the other pages show (``sdpa.survey``, drawn once
+per build): the spread of q·k from the derivation's 10^6 scores, and from the survey's rows
+of 64 keys the best-minus-worst gap, the weight ratio e^gap it implies, the share of
+one-hot rows and the keys in play (e^entropy), for unit-variance q and k and for PyTorch's
+default ``nn.Linear`` initialisation (components of variance 1/3), unscaled and scaled.
 """
 
 import math
 
-import torch
-
 import sdpa
-from sdpa.attention import random_qk, row_stats, scores
+from sdpa import survey
 
 HEAD_DIMS = [8, 64, 128]
-N_QUERIES, N_KEYS = 400, 64
-EXAMPLE = [16.0, 8.0, 4.0]
+N_KEYS = 64
 
 
-def numbers(seed=0):
-    generator = sdpa.seed(seed)
-    rows = []
-    for d_k in HEAD_DIMS:
-        q, k = random_qk(N_QUERIES, N_KEYS, d_k, generator, device=sdpa.device())
-        z = scores(q, k)
-        raw, scaled = row_stats(z), row_stats(z / math.sqrt(d_k))
-        gap = raw["gap"].median().item()
-        rows.append({"d_k": d_k, "std": z.std().item(), "sqrt_d_k": math.sqrt(d_k), "median_gap": gap,
-                     "weight_ratio": math.exp(gap), "max_weight": raw["max_weight"].mean().item(),
-                     "max_weight_scaled": scaled["max_weight"].mean().item()})
-    example = {
-        "unscaled": torch.softmax(torch.tensor(EXAMPLE, dtype=torch.float64), 0).tolist(),
-        "scaled": torch.softmax(torch.tensor(EXAMPLE, dtype=torch.float64) / 8, 0).tolist(),
-    }
-    return {"rows": rows, "example": example}
+def survey_rows(d_k, rule, init="unit"):
+    return survey.rows(d_k, survey.factor(rule, d_k, init), N_KEYS)
 
 
-result = numbers()
+def numbers(d_k):
+    unit, scaled = survey_rows(d_k, "none"), survey_rows(d_k, "1/sqrt(d_k)")
+    default = survey_rows(d_k, "none", "default")
+    gap = unit.gap.median().item()
+    return {"d_k": d_k, "std": survey.spread(d_k), "sqrt_d_k": math.sqrt(d_k), "median_gap": gap,
+            "weight_ratio": math.exp(gap), "median_gap_default": default.gap.median().item(),
+            "one_hot": unit.one_hot(), "one_hot_default": default.one_hot(),
+            "keys_unit": unit.effective_keys.median().item(),
+            "keys_default": default.effective_keys.median().item(),
+            "keys_scaled": scaled.effective_keys.median().item()}
+
+
+result = [numbers(d_k) for d_k in HEAD_DIMS]
 
 print(
     sdpa.markdown_table(
-        ["d_k", "std of q·k", "√d_k", "median gap in a row", "e^gap", "largest weight, q·k", "largest weight, q·k/√d_k"],
-        [(r["d_k"], r["std"], r["sqrt_d_k"], r["median_gap"], r["weight_ratio"], r["max_weight"], r["max_weight_scaled"])
-         for r in result["rows"]],
-        caption=f"{N_QUERIES} unit-variance queries against {N_KEYS} keys per head width. The gap is the "
-        "largest minus the smallest logit of a row; e^gap is how many times more weight the best key "
-        "gets than the worst.",
-    )
-)
-print(
-    sdpa.markdown_table(
-        ["logits", "softmax weights"],
-        [("[16, 8, 4]", ", ".join(f"{p:.4f}" for p in result["example"]["unscaled"])),
-         ("[16, 8, 4] / 8 = [2, 1, 0.5]", ", ".join(f"{p:.4f}" for p in result["example"]["scaled"]))],
-        align="ll",
-        caption="The source material's worked example, computed.",
+        ["d_k", "std of q·k", "√d_k", "median gap", "e^gap", "median gap, default init",
+         "one-hot rows", "one-hot rows, default init", "keys in play: unit, default, scaled"],
+        [(r["d_k"], r["std"], r["sqrt_d_k"], r["median_gap"], r["weight_ratio"],
+          r["median_gap_default"], f"{r['one_hot']:.1%}", f"{r['one_hot_default']:.1%}",
+          ", ".join(sdpa.fmt(r[k]) for k in ("keys_unit", "keys_default", "keys_scaled")))
+         for r in result],
+        caption=f"Unit-variance q and k unless marked default init (PyTorch's nn.Linear: "
+        f"components of variance 1/3). Rows of {N_KEYS} keys, unscaled unless marked scaled. "
+        "The gap is the largest minus the smallest logit of a row, e^gap the weight ratio of the "
+        f"best key to the worst; one-hot: largest weight above {survey.ONE_HOT}; keys in play: "
+        "the median of e^entropy (64 for a uniform row). The same measurements appear on the "
+        "derivation and failure-modes pages.",
     )
 )

@@ -1,31 +1,29 @@
 """1/sqrt(d_k) against a fixed temperature, across head dimensions.
 
-Unit-variance queries and keys, rows of 64 keys. One arm divides by sqrt(d_k); the other
-divides by a fixed T = 8, which equals sqrt(d_k) at d_k = 64 and nowhere else. We measure
-the standard deviation of the softmax input and the mean largest weight per row.
+Unit-variance queries and keys. One arm divides by sqrt(d_k); the other divides by a fixed
+T = 8, which equals sqrt(d_k) at d_k = 64 and nowhere else. The standard deviation of the
+softmax input is the derivation's measured spread (``survey.spread``) times the factor;
+the mean largest weight is over the survey's rows of 64 keys (``sdpa.survey``), the rows
+the derivation and failure-modes pages measure.
 """
 
-import math
-
 import sdpa
-from sdpa.attention import random_qk, row_stats, scores
+from sdpa import survey
 
 HEAD_DIMS = [4, 8, 16, 32, 64, 128, 256, 512]
 FIXED_T = 8.0
-N_QUERIES, N_KEYS = 256, 64
+N_KEYS = 64
 
 
-def compare_scalings(head_dims=HEAD_DIMS, seed=12):
-    generator = sdpa.seed(seed)
+def compare_scalings(head_dims=HEAD_DIMS):
     rows = []
     for d_k in head_dims:
-        q, k = random_qk(N_QUERIES, N_KEYS, d_k, generator, device=sdpa.device())
-        for arm, factor in (("1/sqrt(d_k)", 1 / math.sqrt(d_k)), (f"1/T, T = {FIXED_T:g}", 1 / FIXED_T)):
-            z = scores(q, k, factor)
-            stats = row_stats(z)
-            rows.append({"d_k": d_k, "arm": arm, "std": z.std().item(),
-                         "max_weight": stats["max_weight"].mean().item(),
-                         "entropy": stats["entropy"].mean().item()})
+        for arm, factor in (("1/sqrt(d_k)", survey.factor("1/sqrt(d_k)", d_k)),
+                            (f"1/T, T = {FIXED_T:g}", 1 / FIXED_T)):
+            stats = survey.rows(d_k, factor, N_KEYS)
+            rows.append({"d_k": d_k, "arm": arm, "std": survey.spread(d_k) * factor,
+                         "max_weight": stats.max_weight.mean().item(),
+                         "entropy": stats.entropy.mean().item()})
     return rows
 
 
@@ -34,7 +32,8 @@ ARMS = list(dict.fromkeys(r["arm"] for r in result))
 
 figure = sdpa.Figure(
     "temperature-fixed-vs-sqrt",
-    caption=f"Rows of {N_KEYS} unit-variance keys, {N_QUERIES} queries per head dimension. Left: the "
+    caption=f"Rows of {N_KEYS} unit-variance keys, {survey.N_ROWS:,} queries per head dimension. "
+    "Left: the "
     f"standard deviation of the softmax input. Right: the mean largest weight (a uniform row gives "
     f"1/{N_KEYS}). Dividing by √d_k gives the same softmax at every d_k; a fixed T = {FIXED_T:g} "
     f"matches it only at d_k = {int(FIXED_T ** 2)}: flatter below, sharper above.",

@@ -1,25 +1,36 @@
 """Soft-capping: c tanh(z / c) on the attention logits (Gemma 2: c = 50; Grok-1: c = 30).
 
-Left, the capped logit against the raw one; right, its slope sech^2(z / c), the factor by
-which the cap multiplies every gradient that reaches a raw logit. The table feeds rows of
-64 raw logits of growing spread through softmax, uncapped and capped, and measures the
-largest weight and the size of the Jacobian of the weights with respect to the raw logits.
+First figure: the capped logit against the raw one, and its slope sech^2(z / c), the factor
+by which the cap multiplies every gradient that reaches a raw logit. Then rows of 64 raw
+Gaussian logits of growing spread go through softmax, uncapped and capped, and for every
+row we take the largest weight and the Frobenius norm of the Jacobian of the weights with
+respect to the raw logits, (diag(p) - p p^T) diag(slope). The second figure and the table
+compare the mean of that norm over rows with its median and with the share of rows in which
+the cap makes it larger (± one binomial standard error).
 """
+
+import math
 
 import torch
 
 import sdpa
+from sdpa.softmax import jacobian
 from sdpa.temperature import softcap
 
 CAPS = [50.0, 30.0]
-SPREADS = [1.0, 5.0, 20.0, 50.0, 100.0]
-N_ROWS, N_KEYS = 128, 64
+SPREADS = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+TABLE_SPREADS = [1.0, 5.0, 20.0, 50.0, 100.0]
+N_ROWS, N_KEYS = 1024, 64
 
 
-def jacobian_norm(p, slope):
-    """Frobenius norm of d softmax / d raw logits, (diag(p) - p p^T) diag(slope), per row."""
-    jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
-    return (jac * slope.unsqueeze(-2)).norm(dim=(-2, -1))
+def row_norms(z, cap):
+    """Per row: the largest weight and ||d softmax(cap(z)) / d z||_F (no cap: cap=None)."""
+    if cap is None:
+        capped, slope = z, torch.ones_like(z)
+    else:
+        capped, slope = softcap(z, cap), 1 - torch.tanh(z / cap) ** 2
+    p = torch.softmax(capped, -1)
+    return capped, p.max(-1).values, (jacobian(p) * slope.unsqueeze(-2)).norm(dim=(-2, -1))
 
 
 def measure_capping(seed=14):
@@ -27,24 +38,26 @@ def measure_capping(seed=14):
     base = torch.randn(N_ROWS, N_KEYS, generator=generator, dtype=torch.float64).to(sdpa.device())
     rows = []
     for spread in SPREADS:
-        z = base * spread
-        row = {"spread": spread}
-        p = torch.softmax(z, -1)
-        row["max_weight, none"] = p.max(-1).values.mean().item()
-        row["jacobian, none"] = jacobian_norm(p, torch.ones_like(z)).mean().item()
-        for cap in CAPS:
-            capped = softcap(z, cap)
-            p = torch.softmax(capped, -1)
-            slope = 1 - torch.tanh(z / cap) ** 2
-            row[f"max_weight, {cap:g}"] = p.max(-1).values.mean().item()
-            row[f"jacobian, {cap:g}"] = jacobian_norm(p, slope).mean().item()
-            row[f"max_abs_logit, {cap:g}"] = capped.abs().max().item()
-            row[f"top_slope, {cap:g}"] = slope.gather(-1, z.argmax(-1, keepdim=True)).mean().item()
-        rows.append(row)
+        _, top, uncapped = row_norms(base * spread, None)
+        for cap in (None, *CAPS):
+            capped, top, norm = row_norms(base * spread, cap)
+            larger = (norm > uncapped).double().mean().item()
+            se = math.sqrt(larger * (1 - larger) / N_ROWS)
+            rows.append({"spread": spread, "cap": cap, "max_weight": top.mean().item(),
+                         "max_abs_logit": capped.abs().max().item(),
+                         "jacobian_mean": norm.mean().item(),
+                         "jacobian_median": norm.median().item(),
+                         "capped_larger": None if cap is None else larger,
+                         "capped_larger_se": None if cap is None else se})
     return rows
 
 
 result = measure_capping()
+
+
+def pick(spread, cap):
+    return next(r for r in result if r["spread"] == spread and r["cap"] == cap)
+
 
 figure = sdpa.Figure(
     "temperature-soft-capping",
@@ -69,14 +82,59 @@ with figure as (left, right):
     right.legend()
 print(figure.html)
 
+figure = sdpa.Figure(
+    "temperature-soft-capping-rows",
+    caption=f"Rows of {N_KEYS} raw Gaussian logits against their standard deviation. Left: "
+    "the size of the Jacobian with respect to the raw logits, averaged over rows (solid) and for the median "
+    "row (dashed), without a cap (grey) and with caps 50 and 30. Right: the share of rows in which "
+    "the cap makes it larger. The mean says the cap shrinks the gradient; the median row and the "
+    "share say it usually grows it: without a cap the mean is carried by the few rows whose top "
+    "keys nearly tie.",
+    alt="Left: log-scale curves against the logit spread. The uncapped mean stays above the capped "
+    "means, but the uncapped median falls far below the capped medians from a spread of about 10. "
+    "Right: the share of rows with a larger capped Jacobian rises from zero to above one half.",
+    ncols=2,
+    size=(7.6, 3.1),
+)
+with figure as (left, right):
+    for color, cap in zip([sdpa.INK, *sdpa.PALETTE], (None, *CAPS)):
+        label = "no cap" if cap is None else f"c = {cap:g}"
+        mine = [pick(s, cap) for s in SPREADS]
+        left.plot(SPREADS, [r["jacobian_mean"] for r in mine], "-", color=color,
+                  label=f"{label}, mean")
+        left.plot(SPREADS, [r["jacobian_median"] for r in mine], "--", color=color,
+                  label=f"{label}, median")
+        if cap is not None:
+            right.plot(SPREADS, [100 * r["capped_larger"] for r in mine], "o-", color=color,
+                       label=label)
+    right.axhline(50, color=sdpa.INK, ls=":", lw=0.8)
+    left.set(xscale="log", yscale="log", xlabel="raw logit std",
+             ylabel="‖∂p/∂z‖ (Frobenius)")
+    right.set(xscale="log", xlabel="raw logit std", ylim=(0, 100),
+              ylabel="rows where the cap makes it larger (%)")
+    left.legend(fontsize=7)
+    right.legend()
+print(figure.html)
+
+
+def cell(spread, cap):
+    r = pick(spread, cap)
+    return f"{r['capped_larger']:.0%} ± {r['capped_larger_se']:.0%}"
+
+
 print(
     sdpa.markdown_table(
-        ["raw logit std", "largest weight, no cap", *(f"largest weight, c = {c:g}" for c in CAPS),
-         "‖∂p/∂z‖, no cap", *(f"‖∂p/∂z‖, c = {c:g}" for c in CAPS)],
-        [(r["spread"], r["max_weight, none"], *(r[f"max_weight, {c:g}"] for c in CAPS),
-          r["jacobian, none"], *(r[f"jacobian, {c:g}"] for c in CAPS)) for r in result],
-        caption=f"{N_ROWS} rows of {N_KEYS} raw logits with the given standard deviation. "
-        "‖∂p/∂z‖ is the mean Frobenius norm of the Jacobian of the attention weights with respect to "
-        "the raw (pre-cap) logits: the factor through which any gradient reaches W_Q and W_K.",
+        ["raw logit std", "largest weight: no cap, c = 50, c = 30",
+         *(f"{stat} ‖J‖, {name}" for stat in ("mean", "median")
+           for name in ("no cap", *(f"c = {c:g}" for c in CAPS))),
+         *(f"rows larger, c = {c:g}" for c in CAPS)],
+        [(s, ", ".join(sdpa.fmt(pick(s, c)["max_weight"]) for c in (None, *CAPS)),
+          *(pick(s, c)["jacobian_mean"] for c in (None, *CAPS)),
+          *(pick(s, c)["jacobian_median"] for c in (None, *CAPS)),
+          *(cell(s, c) for c in CAPS)) for s in TABLE_SPREADS],
+        caption=f"{N_ROWS:,} rows of {N_KEYS} raw logits with the given standard deviation. "
+        "‖J‖ = ‖∂p/∂z‖ is the Frobenius norm of the Jacobian of the attention weights with "
+        "respect to the raw (pre-cap) logits: the factor through which any gradient reaches W_Q and W_K. "
+        "The last columns give the share of rows in which the cap makes it larger.",
     )
 )

@@ -51,8 +51,9 @@ def test_a_second_build_offline_is_byte_identical(built_site, tmp_path):
     if not offline and os.environ.get("CI"):
         pytest.fail("CI must be able to cut the network (unshare -rn) for this test")
     mkdocs("build", "--clean", "-d", str(again), check=True, offline=offline)
-    first = sorted(p.relative_to(built_site) for p in built_site.rglob("*.html"))
-    second = sorted(p.relative_to(again) for p in again.rglob("*.html"))
+    made = ("*.html", "figures/*.svg", "figures/*.csv")  # pages and the figures' downloads
+    first = sorted(p.relative_to(built_site) for glob in made for p in built_site.rglob(glob))
+    second = sorted(p.relative_to(again) for glob in made for p in again.rglob(glob))
     assert first == second
     different = [str(p) for p in first if (built_site / p).read_bytes() != (again / p).read_bytes()]
     assert not different, f"pages that differ between two builds: {different}"

@@ -1,6 +1,6 @@
-"""Figures as inline SVG that follow the page's light or dark scheme.
+"""Figures as SVG, with the numbers they plot, for the site's pages.
 
-Use it as a context manager; the SVG is ready in ``.html`` when the block ends::
+Use it as a context manager; the HTML is ready in ``.html`` when the block ends::
 
     fig = Figure("score-spread", caption="...", alt="...", ncols=2)
     with fig as (left, right):
@@ -9,27 +9,40 @@ Use it as a context manager; the SVG is ready in ``.html`` when the block ends::
 
 Inside the block matplotlib runs under the site's style (``rc_context``), on a
 ``matplotlib.figure.Figure`` that pyplot never sees, so neither rcParams nor open
-figures leak into the next snippet. The output is byte-identical from run to run:
-the hash salt is the figure's name, the date is dropped, and every SVG id is
-prefixed with the name so that several figures can share a page.
+figures leak into the next snippet. The output is byte-identical from run to run: the
+hash salt is the figure's name and the date is dropped.
+
+The printed ``<figure>`` carries everything the page needs: the SVG as matplotlib wrote
+it (text and axes in :data:`INK`, data in :data:`PALETTE` colours, the text alternative
+as its ``<title>``), a stacked copy for phones when panels sit side by side, the
+caption, and the numbers that every panel plots as CSV (:func:`plotted_data`) in a
+``<script type="text/csv">`` data block, which browsers never show. While the site
+builds, ``sitebuild/figures.py`` makes the SVG follow the page's light or dark scheme,
+writes ``<name>.svg`` and ``<name>.csv`` beside the page and links them under the
+figure.
 """
 
 from __future__ import annotations
 
+import csv
 import html
 import io
 import re
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 
 from matplotlib import rc_context  # noqa: E402
+from matplotlib.collections import LineCollection, PathCollection, PolyCollection  # noqa: E402
+from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 from matplotlib.figure import Figure as _MplFigure  # noqa: E402
+from matplotlib.patches import Polygon  # noqa: E402
 
-#: Placeholder colour for text, axes and ticks; swapped for ``currentColor`` so that
-#: the figure takes the page's foreground colour in light and in dark mode.
+#: Colour of text, axes and ticks; the site swaps it for ``currentColor`` so that the
+#: figure takes the page's foreground colour in light and in dark mode.
 INK = "#010203"
 
 #: Data colours chosen to read on both the white and the slate background.
@@ -70,7 +83,7 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 class Figure:
-    """One figure of a page: a matplotlib figure in, captioned inline SVG out."""
+    """One figure of a page: a matplotlib figure in, a captioned SVG and its data out."""
 
     def __init__(
         self,
@@ -92,6 +105,7 @@ class Figure:
         self.size = size or (3.4 * ncols + 0.6, 3.0 * nrows)
         self.subplot_kw = subplot_kw
         self.html = ""
+        self.csv = ""
         self.figure: _MplFigure | None = None
         self._rc = None
 
@@ -105,32 +119,16 @@ class Figure:
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
             if exc_type is None:
-                wide = _svg(self.figure, self.name, self.alt)
+                self.csv = plotted_data(self.figure)
+                wide = _svg(self.figure, self.alt)
                 narrow = None
                 if self.shape[1] > 1:  # panels side by side: also a stacked layout for phones
                     _stack_panels(self.figure, self.size, self.shape)
-                    narrow = _svg(self.figure, f"{self.name}-narrow", self.alt)
-                self.html = _wrap(self.name, wide, narrow, self.caption)
+                    narrow = _svg(self.figure, self.alt)
+                self.html = _wrap(self.name, wide, narrow, self.caption, self.csv)
         finally:
             self.figure = None  # no pyplot registry: dropping the reference frees it
             self._rc.__exit__(exc_type, exc, tb)
-
-
-_PALETTE_INDEX = {colour.lower(): i for i, colour in enumerate(PALETTE)}
-_HEX = re.compile(r"#[0-9a-fA-F]{6}\b")
-
-
-def _themed_palette(style: re.Match) -> str:
-    """Write each :data:`PALETTE` colour in a style as ``var(--sdpa-cN, colour)``.
-
-    ``docs/assets/site.css`` gives the light scheme darker shades of the same hues, so
-    data lines keep a 3:1 contrast on white; without the stylesheet the colour stays.
-    """
-    def swap(hex_colour: re.Match) -> str:
-        index = _PALETTE_INDEX.get(hex_colour.group(0).lower())
-        return hex_colour.group(0) if index is None else f"var(--sdpa-c{index}, {hex_colour.group(0)})"
-
-    return _HEX.sub(swap, style.group(0))
 
 
 #: Width in inches of a figure's stacked layout: drawn at about its natural size on a
@@ -151,62 +149,166 @@ def _stack_panels(fig: _MplFigure, size: tuple[float, float], shape: tuple[int, 
     for legend in list(fig.legends):  # a figure-wide legend in rows of 4 would keep it wide
         texts = legend.get_texts()
         legend.remove()
-        fig.legend(legend.legend_handles, [t.get_text() for t in texts], loc="outside lower center",
-                   ncols=2, fontsize=texts[0].get_fontsize() if texts else None)
+        fig.legend(legend.legend_handles, [t.get_text() for t in texts],
+                   loc="outside lower center", ncols=2,
+                   fontsize=texts[0].get_fontsize() if texts else None)
     fig.set_size_inches(NARROW_WIDTH, panel_height * len(panels) + 0.4)
 
 
-def _wrap(name: str, wide: str, narrow: str | None, caption: str) -> str:
+def _wrap(name: str, wide: str, narrow: str | None, caption: str, data: str) -> str:
     """The ``<figure>``: one SVG, or a wide and a stacked one that CSS picks by width."""
+    if "</script" in data.lower() or "<!--" in data:
+        raise ValueError(f"figure {name!r}: a label cannot hold '</script' or '<!--'")
     if narrow is None:
         body = wide
     else:
-        body = f'<div class="sdpa-wide">\n{wide}\n</div>\n<div class="sdpa-narrow">\n{narrow}\n</div>'
-    return f'<figure class="sdpa-figure" id="fig-{name}">\n{body}\n<figcaption>{caption}</figcaption>\n</figure>\n'
+        body = (f'<div class="sdpa-wide">\n{wide}\n</div>\n'
+                f'<div class="sdpa-narrow">\n{narrow}\n</div>')
+    return (f'<figure class="sdpa-figure" id="fig-{name}">\n{body}\n'
+            f'<figcaption>{caption}</figcaption>\n'
+            f'<script type="text/csv" class="sdpa-figure-data">\n{data}</script>\n</figure>\n')
 
 
-def render_svg(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:
-    """Save ``fig`` as SVG and wrap it in a ``<figure>`` with caption and text alternative."""
-    return _wrap(name, _svg(fig, name, alt), None, caption)
-
-
-def _svg(fig: _MplFigure, name: str, alt: str) -> str:
-    """``fig`` as inline SVG: ids prefixed with ``name``, themed colours, labelled."""
+def _svg(fig: _MplFigure, alt: str) -> str:
+    """``fig`` as an SVG element, labelled by its text alternative, with no blank line
+    (a blank line would end the HTML block in Markdown)."""
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]  # drop the XML declaration and DOCTYPE
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
-    svg = re.sub(r"<style type=\"text/css\">.*?</style>\s*", "", svg, flags=re.S)
-    svg = svg.replace(INK, "currentColor")
-    # Lighter pages: coordinates to 0.1 pt (finer than a pixel), in attributes only (never
-    # in text), and one path per line.
-    svg = re.sub(r'="([^"]*)"', lambda m: '="' + re.sub(r"(\d+\.\d)\d+", r"\1", m.group(1)) + '"', svg)
-    svg = re.sub(r" ?\n(?=[MLCQZz] |z)", " ", svg)
-    svg = re.sub(r'style="[^"]*"', _themed_palette, svg)
-    # Prefix every id (and every reference to one) so that figures never clash on a page.
-    svg = re.sub(r'\bid="([^"]+)"', rf'id="{name}-\1"', svg)
-    svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{name}-\1)", svg)
-    svg = re.sub(r'href="#([^"]+)"', rf'href="#{name}-\1"', svg)
-    # Responsive: keep the viewBox, let CSS size it; label it for assistive technology.
-    width = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
-    svg = re.sub(r'(<svg[^>]*?)\s(width|height)="[\d.]+pt"', r"\1", svg, count=1)
-    svg = re.sub(r'(<svg[^>]*?)\s(width|height)="[\d.]+pt"', r"\1", svg, count=1)
-    max_width = f' style="max-width: {float(width.group(1)) * 4 / 3:.0f}px"' if width else ""
-    title_id = f"{name}-title"
-    svg = re.sub(
-        r"<svg\b",
-        f'<svg role="img" aria-labelledby="{title_id}"{max_width}',
-        svg,
-        count=1,
-    )
-    svg = svg.replace(">", f'><title id="{title_id}">{html.escape(alt)}</title>', 1)
-    return "\n".join(line for line in svg.splitlines() if line.strip())  # no blank lines
+    svg = re.sub(r"<svg\b", '<svg role="img" aria-labelledby="title"', svg, count=1)
+    svg = svg.replace(">", f'><title id="title">{html.escape(alt)}</title>', 1)
+    return "\n".join(line for line in svg.splitlines() if line.strip())
 
 
 def svg_figure(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:
-    """Render a figure built elsewhere (under :data:`STYLE`) to the same captioned SVG."""
+    """Render a figure built elsewhere (under :data:`STYLE`) to the same ``<figure>``."""
+    if not _SLUG.match(name):
+        raise ValueError(f"figure name {name!r}: use lowercase letters, digits and '-'")
     with rc_context({**STYLE, "svg.hashsalt": name}):
-        return render_svg(fig, name, caption=caption, alt=alt)
+        return _wrap(name, _svg(fig, alt), None, caption, plotted_data(fig))
 
 
+# ---- the numbers a figure plots ---------------------------------------------------------
+
+#: Columns of :func:`plotted_data`. One row per plotted point; ``value`` is the colour
+#: value of an image cell or scatter point, the upper edge of a band (``y`` its lower
+#: edge) or of an error bar.
+CSV_COLUMNS = ("panel", "title", "x_label", "y_label", "series", "kind", "x", "y", "value")
+
+
+def plotted_data(fig: _MplFigure) -> str:
+    """Every number the panels of ``fig`` plot, as CSV (:data:`CSV_COLUMNS`).
+
+    Read from the matplotlib artists themselves, in data coordinates: lines, scatter
+    points, bars, histogram outlines, bands (``fill_between``), error bars and images.
+    A series is named by its legend label, or by its container's (bars, error bars).
+    """
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    for number, ax in enumerate(panels, start=1):
+        head = [number, ax.get_title() or ax.get_title("left"), ax.get_xlabel(), ax.get_ylabel()]
+        for series, kind, x, y, value in _panel_rows(ax):
+            writer.writerow([*head, series, kind, _number(x), _number(y), _number(value)])
+    return out.getvalue()
+
+
+def _number(value) -> str:
+    if value is None or value is np.ma.masked:
+        return ""
+    return format(float(value), ".9g")  # float32 exactly, float64 far past any plot's precision
+
+
+def _panel_rows(ax):
+    """(series, kind, x, y, value) for every plotted point of one panel."""
+    owner = {}  # artist -> the container (bars, error bars) that names it
+    for container in ax.containers:
+        for artist in _flatten(container):
+            owner[id(artist)] = container
+    series = _namer(owner)
+    caps = {id(cap) for c in ax.containers if isinstance(c, ErrorbarContainer) for cap in c.lines[1]}
+    for line in ax.lines:
+        if id(line) in caps:
+            continue  # an error bar's end caps: its "error bar" rows hold their numbers
+        for x, y in _data_xy(line, ax, line.get_xydata()):
+            yield series(line), "line", x, y, None
+    for collection in ax.collections:
+        if isinstance(collection, PathCollection):  # scatter
+            values = collection.get_array()
+            offsets = _data_xy(collection, ax, collection.get_offsets(), offset=True)
+            for index, (x, y) in enumerate(offsets):
+                value = None if values is None or values.size <= index else values[index]
+                yield series(collection), "point", x, y, value
+        elif isinstance(collection, LineCollection):  # error bars, vlines, hlines
+            for segment in collection.get_segments():
+                points = _data_xy(collection, ax, segment)
+                if len(points) == 2 and points[0][0] == points[1][0]:
+                    low, high = sorted((points[0][1], points[1][1]))
+                    yield series(collection), "error bar", points[0][0], low, high
+                else:
+                    for x, y in points:
+                        yield series(collection), "segment", x, y, None
+        elif isinstance(collection, PolyCollection):  # fill_between bands
+            for path in collection.get_paths():
+                for x, low, high in _band(_data_xy(collection, ax, path.vertices)):
+                    yield series(collection), "band", x, low, high
+    for container in ax.containers:
+        if isinstance(container, BarContainer):
+            for bar in container.patches:
+                yield series(bar), "bar", bar.get_x() + bar.get_width() / 2, bar.get_height(), None
+    for patch in ax.patches:
+        if isinstance(patch, Polygon) and id(patch) not in owner:  # histtype="step" outlines
+            points = _data_xy(patch, ax, patch.get_xy())
+            for index, (x, y) in enumerate(points):
+                if index == 0 or (x, y) != points[index - 1]:
+                    yield series(patch), "outline", x, y, None
+    for image in ax.images:
+        cells = np.ma.asarray(image.get_array())
+        if cells.ndim != 2:
+            continue  # an RGB picture, not numbers
+        left, right, bottom, top = image.get_extent()
+        rows, cols = cells.shape
+        xs = left + (np.arange(cols) + 0.5) * (right - left) / cols
+        ys = top + (np.arange(rows) + 0.5) * (bottom - top) / rows  # row 0 at the top
+        for row in range(rows):
+            for col in range(cols):
+                yield series(image), "image", xs[col], ys[row], cells[row, col]
+
+
+def _flatten(container):
+    for item in container:
+        if isinstance(item, (tuple, list)):
+            yield from item
+        elif item is not None:
+            yield item
+
+
+def _namer(owner: dict):
+    def name(artist) -> str:
+        label = artist.get_label() or ""
+        if label.startswith("_") and id(artist) in owner:
+            label = owner[id(artist)].get_label() or ""
+        return "" if label.startswith("_") else label
+
+    return name
+
+
+def _data_xy(artist, ax, points, *, offset: bool = False) -> list[tuple[float, float]]:
+    """``points`` given in the artist's coordinates, in the panel's data coordinates
+    (a horizontal line drawn with ``axhline`` spans the x-axis's limits)."""
+    points = np.ma.filled(np.ma.asarray(points, dtype=float), np.nan).reshape(-1, 2)
+    transform = artist.get_offset_transform() if offset else artist.get_transform()
+    if transform != ax.transData:
+        points = (transform - ax.transData).transform(points)
+    return [(float(x), float(y)) for x, y in points]
+
+
+def _band(points: list[tuple[float, float]]) -> list[tuple[float, float, float]]:
+    """A ``fill_between`` polygon as (x, lower, upper), one row per x."""
+    edges: dict[float, list[float]] = {}
+    for x, y in points:
+        edges.setdefault(x, []).append(y)
+    return [(x, min(ys), max(ys)) for x, ys in sorted(edges.items())]

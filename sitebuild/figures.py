@@ -1,0 +1,96 @@
+"""Figures on the built pages: themed inline SVG, and each figure's SVG and CSV to download.
+
+A MkDocs hook (listed in ``mkdocs.yml``). A snippet prints an ``sdpa.Figure``: the SVG as
+matplotlib wrote it, the caption, and the plotted numbers as CSV in a
+``<script type="text/csv">`` data block (see ``snippets/sdpa/figures.py``). For every
+such figure on a page, this step
+
+* writes ``figures/<name>.svg`` (the figure as drawn, wide layout) and
+  ``figures/<name>.csv`` beside the page, byte for byte the same on every build;
+* replaces the data block by links to both, at the end of the caption;
+* makes the inline SVG follow the page: text, axes and ticks take the page's text colour
+  (``currentColor``), each palette colour becomes ``var(--sdpa-cN, colour)`` so that
+  ``docs/assets/site.css`` can give the light scheme darker shades, every id is prefixed
+  with the figure's name (several figures share a page), coordinates are kept to 0.1 pt,
+  and CSS sizes it.
+
+It works on the page's HTML alone, so cached or parallel snippet runs need nothing more.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-(?P<name>[a-z0-9-]+)">(?P<body>.*?)</figure>', re.S)
+# Attributes in any order: the notebook page's HTML passes through an HTML parser that sorts them.
+DATA = re.compile(r'\s*<script\b[^>]*\bclass="sdpa-figure-data"[^>]*>\n(?P<csv>.*?)</script>', re.S)
+SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+FOLDER = "figures"
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    if '<figure class="sdpa-figure"' not in html:
+        return html
+    folder = Path(config.site_dir) / page.url / FOLDER
+    return FIGURE.sub(lambda match: _figure(match, folder), html)
+
+
+def _figure(match: re.Match, folder: Path) -> str:
+    name, body = match.group("name"), match.group("body")
+    data = DATA.search(body)
+    svgs = [compact(svg) for svg in SVG.findall(body)]
+    if data is None or not svgs:
+        return match.group(0)  # not made by sdpa.Figure: leave it as it is
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.svg").write_text(_standalone(svgs[0]), encoding="utf-8")
+    (folder / f"{name}.csv").write_text(data.group("csv"), encoding="utf-8")
+    body = DATA.sub("", body)
+    links = (f' <span class="sdpa-downloads">Download: <a href="{FOLDER}/{name}.svg" download>'
+             f'figure (SVG)</a> · <a href="{FOLDER}/{name}.csv" download>data (CSV)</a></span>')
+    body = body.replace("</figcaption>", links + "</figcaption>", 1)
+    # The first SVG is the wide layout, a second one the stacked copy for phones.
+    inline = iter(themed(svg, f"{name}-narrow" if i else name) for i, svg in enumerate(svgs))
+    body = SVG.sub(lambda _: next(inline), body)
+    return f'<figure class="sdpa-figure" id="fig-{name}">{body}</figure>'
+
+
+def compact(svg: str) -> str:
+    """Coordinates to 0.1 pt (finer than a pixel), in attributes only (never in text), and
+    one path per line."""
+    svg = re.sub(r'="([^"]*)"', lambda m: '="' + re.sub(r"(\d+\.\d)\d+", r"\1", m.group(1)) + '"', svg)
+    return re.sub(r" ?\n(?=[MLCQZz] |z)", " ", svg)
+
+
+def _standalone(svg: str) -> str:
+    return f'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n{svg}\n'
+
+
+def themed(svg: str, prefix: str) -> str:
+    """An SVG as matplotlib wrote it (under ``sdpa.figures.STYLE``), made to follow the page."""
+    from sdpa.figures import INK, PALETTE
+
+    index = {colour.lower(): i for i, colour in enumerate(PALETTE)}
+
+    def palette(style: re.Match) -> str:
+        def swap(colour: re.Match) -> str:
+            i = index.get(colour.group(0).lower())
+            return colour.group(0) if i is None else f"var(--sdpa-c{i}, {colour.group(0)})"
+
+        return re.sub(r"#[0-9a-fA-F]{6}\b", swap, style.group(0))
+
+    svg = re.sub(r"<style type=\"text/css\">.*?</style>\s*", "", svg, flags=re.S)  # site.css has it
+    svg = svg.replace(INK, "currentColor")
+    svg = re.sub(r'style="[^"]*"', palette, svg)
+    # Prefix every id, and every reference to one, so that figures never clash on a page.
+    svg = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
+    svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
+    svg = re.sub(r'aria-labelledby="([^"]+)"', rf'aria-labelledby="{prefix}-\1"', svg)
+    # Responsive: keep the viewBox, let CSS size it, no wider than drawn.
+    width = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
+    for _ in range(2):
+        svg = re.sub(r'(<svg[^>]*?)\s(?:width|height)="[\d.]+pt"', r"\1", svg, count=1)
+    if width:
+        svg = re.sub(r"<svg\b", f'<svg style="max-width: {float(width.group(1)) * 4 / 3:.0f}px"', svg, count=1)
+    return svg

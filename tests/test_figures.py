@@ -1,0 +1,128 @@
+"""Figures: the CSV under each figure holds the numbers it plots; the SVG and CSV
+downloads exist beside every page; the inline SVG follows the page."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+import xml.etree.ElementTree as ElementTree
+
+import numpy as np
+import pytest
+
+import sdpa
+from sdpa.figures import CSV_COLUMNS
+from sitebuild.figures import themed
+
+FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-([a-z0-9-]+)">(.*?)</figure>', re.S)
+
+
+def rows(text: str) -> list[dict]:
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert table and list(table[0]) == list(CSV_COLUMNS)
+    return table
+
+
+def points(table, kind, series=None, panel="1"):
+    return [
+        (float(r["x"]), float(r["y"]), float(r["value"]) if r["value"] else None)
+        for r in table
+        if r["kind"] == kind and r["panel"] == panel and (series is None or r["series"] == series)
+    ]
+
+
+def test_the_csv_holds_every_kind_of_plotted_number():
+    x = np.array([1.0, 2.0, 4.0])
+    figure = sdpa.Figure("csv-kinds", caption="Every artist.", alt="A test figure.", ncols=2)
+    with figure as (left, right):
+        left.plot(x, x**2, label="square")
+        left.fill_between(x, x - 0.5, x + 0.25, alpha=0.2)
+        left.errorbar(x, 3 * x, yerr=0.5, capsize=2, label="with bars")
+        left.axhline(1.5, label="reference")
+        left.set(xlabel="d_k", ylabel="loss", yscale="log", title="left")
+        right.bar([0, 1, 2], [0.5, 0.25, 0.125], label="weights")
+        right.scatter([1.0, 2.0], [3.0, 4.0], c=[0.1, 0.2], label="dots")
+        right.imshow(np.arange(6.0).reshape(2, 3))
+    table = rows(figure.csv)
+    assert {r["panel"] for r in table} == {"1", "2"}
+    first = next(r for r in table if r["panel"] == "1")
+    assert (first["title"], first["x_label"], first["y_label"]) == ("left", "d_k", "loss")
+    assert points(table, "line", "square") == [(1, 1, None), (2, 4, None), (4, 16, None)]
+    assert points(table, "band") == [(1, 0.5, 1.25), (2, 1.5, 2.25), (4, 3.5, 4.25)]
+    assert points(table, "line", "with bars") == [(1, 3, None), (2, 6, None), (4, 12, None)]  # no caps
+    assert points(table, "error bar", "with bars") == [(1, 2.5, 3.5), (2, 5.5, 6.5), (4, 11.5, 12.5)]
+    reference = points(table, "line", "reference")
+    assert [y for _, y, _ in reference] == [1.5, 1.5] and reference[0][0] < 1 < 4 < reference[1][0]
+    assert points(table, "bar", "weights", "2") == [(0, 0.5, None), (1, 0.25, None), (2, 0.125, None)]
+    assert points(table, "point", "dots", "2") == [(1, 3, pytest.approx(0.1)), (2, 4, pytest.approx(0.2))]
+    assert points(table, "image", panel="2") == [
+        (col, row, 3.0 * row + col) for row in range(2) for col in range(3)
+    ]
+
+
+def test_a_histogram_outline_and_float32_numbers_are_exact():
+    values = np.array([0.1, 0.2, 0.2, 0.7], dtype=np.float32)
+    figure = sdpa.Figure("csv-hist", caption="A histogram.", alt="A test histogram.")
+    with figure as ax:
+        ax.hist(values, bins=2, range=(0, 1), histtype="step", label="scores")
+        ax.plot([0, 1], values[:2], label="float32")
+    table = rows(figure.csv)
+    assert points(table, "outline", "scores") == [(0, 0, None), (0, 3, None), (0.5, 3, None),
+                                                  (0.5, 1, None), (1, 1, None), (1, 0, None)]
+    assert [np.float32(y) for _, y, _ in points(table, "line", "float32")] == list(values[:2])
+
+
+def test_the_figure_html_carries_its_data_and_the_build_themes_it():
+    figure = sdpa.Figure("themed", caption="Caption.", alt="Alt & text.", ncols=2)
+    with figure as (left, right):
+        left.plot([1, 2], [3, 4], color=sdpa.PALETTE[1])
+        right.plot([1, 2], [4, 3], color=sdpa.INK)
+    assert figure.html.count("<svg") == 2 and "\n\n" not in figure.html
+    assert f'<script type="text/csv" class="sdpa-figure-data">\n{figure.csv}</script>' in figure.html
+    svg = re.search(r"<svg\b.*?</svg>", figure.html, re.S).group(0)
+    inline = themed(svg, "themed")
+    assert sdpa.INK not in inline and "currentColor" in inline
+    assert f"var(--sdpa-c1, {sdpa.PALETTE[1]})" in inline
+    ids = re.findall(r'\bid="([^"]+)"', inline)
+    assert ids and all(i.startswith("themed-") for i in ids)
+    assert 'aria-labelledby="themed-title"' in inline and 'id="themed-title">Alt &amp; text.<' in inline
+    assert 'width="' not in inline.split(">", 1)[0] and "max-width" in inline.split(">", 1)[0]
+
+
+def test_a_real_figure_csv_holds_its_snippet_numbers(run_snippet):
+    run = run_snippet("derivation/gap_ratio.py")
+    table = rows(run.namespace["figure"].csv)
+    for r in run.namespace["result"]:
+        for key, series in (("gap_unscaled", f"n = {r['n']}, q·k"), ("gap_scaled", f"n = {r['n']}, scaled")):
+            (y,) = [y for x, y, _ in points(table, "line", series) if x == r["d_k"]]
+            assert math.isclose(y, r[key], rel_tol=1e-8)
+
+
+# ---- the built site ------------------------------------------------------------------
+
+
+def test_every_figure_links_its_svg_and_csv(built_site):
+    pages = sorted(built_site.rglob("index.html"))
+    seen = 0
+    for page in pages:
+        text = page.read_text()
+        assert "sdpa-figure-data" not in text, f"{page}: a figure's data block was left in the page"
+        for name, body in FIGURE.findall(text):
+            seen += 1
+            caption = re.search(r"<figcaption>(.*?)</figcaption>", body, re.S).group(1)
+            for suffix in ("svg", "csv"):
+                assert f'href="figures/{name}.{suffix}" download' in caption, f"{page}: {name} lacks .{suffix}"
+                assert (page.parent / "figures" / f"{name}.{suffix}").is_file()
+            svg = ElementTree.parse(page.parent / "figures" / f"{name}.svg").getroot()
+            assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+            assert svg.find("{http://www.w3.org/2000/svg}title").text.strip()
+            table = rows((page.parent / "figures" / f"{name}.csv").read_text())
+            assert all(r["x"] and r["y"] for r in table), f"{name}: a row without coordinates"
+    assert seen >= 20, f"only {seen} figures found on the built pages"
+
+
+def test_the_built_csv_is_the_snippets_csv(built_site, run_snippet):
+    run = run_snippet("derivation/gap_ratio.py")
+    assert (built_site / "derivation" / "figures" / "gap-growth.csv").read_text() == run.namespace["figure"].csv

@@ -1,61 +1,99 @@
 """The training ablation in one table: every arm, both optimisers, both initialisations.
 
-Same runs as the loss and entropy figures (``sdpa.recall.scale_ablation``, memoised).
+Same runs as the loss and entropy figures (``sdpa.experiments.run_ablation``, memoised).
 Final loss is the mean of the last 8 recorded batches (steps 165 to 200); "steps to
 loss < 0.5" is the first recorded step at which a seed's batch loss falls below 0.5;
 the gradient ratio is ‖∇W_Q‖ / ‖∇W_V‖ on the first batch.
 """
 
 import math
+from dataclasses import dataclass
 
 import sdpa
-from sdpa.recall import final, scale_ablation, steps_to
+from sdpa.experiments import Ablation, Arm, run_ablation
 
 THRESHOLD = 0.5
+ABLATION = Ablation()
 
 sdpa.seed(6)
-runs = scale_ablation()
+
+
+@dataclass(frozen=True)
+class Row:
+    """One arm of one (optimiser, d_k) experiment; lists hold one value per seed."""
+
+    optimizer: str
+    d_k: int
+    arm: Arm
+    final_loss: list[float]
+    steps_to_threshold: list[float]  # inf where a seed never got there
+    entropy_start: list[float]
+    entropy_end: list[float]
+    ratio_q_v: list[float]  # ‖∇W_Q‖ / ‖∇W_V‖ on the first batch
+
+    @property
+    def reached(self) -> int:
+        return sum(math.isfinite(s) for s in self.steps_to_threshold)
+
+    @property
+    def median_steps(self) -> float:
+        """The median over seeds, inf unless every seed got there."""
+        steps = sorted(self.steps_to_threshold)
+        return steps[len(steps) // 2] if self.reached == len(steps) else math.inf
 
 
 def summarise(runs):
     rows = []
-    for (opt, d_k), (cfg, h) in runs.items():
-        reach = steps_to(h, "loss", THRESHOLD)
-        last_loss, last_entropy = final(h, "loss"), final(h, "entropy")
-        for a, arm in enumerate(cfg.arms):
-            init, scaling = arm.label.split(", ")
-            hit = [s for s in reach[a].tolist() if math.isfinite(s)]
-            rows.append(
-                {
-                    "optimizer": opt, "d_k": d_k, "init": init, "scaling": scaling,
-                    "final_loss": last_loss[a].tolist(),
-                    "steps_to_threshold": reach[a].tolist(),
-                    "reached": len(hit),
-                    "median_steps": sorted(hit)[len(hit) // 2] if len(hit) == len(cfg.seeds) else math.inf,
-                    "entropy_start": h["entropy"][0, a].tolist(),
-                    "entropy_end": last_entropy[a].tolist(),
-                    "ratio_q_v": (h["grad_q"][0, a] / h["grad_v"][0, a]).tolist(),
-                }
-            )
+    for (optimizer, d_k), history in runs.items():
+        for arm in history.experiment.arms:
+            curves = history.arm(arm)
+            rows.append(Row(
+                optimizer=optimizer, d_k=d_k, arm=arm,
+                final_loss=curves.final().loss.tolist(),
+                steps_to_threshold=history.steps_to(curves.loss, THRESHOLD).tolist(),
+                entropy_start=curves.entropy[0].tolist(),
+                entropy_end=curves.final().entropy.tolist(),
+                ratio_q_v=(curves.grad_q[0] / curves.grad_v[0]).tolist(),
+            ))
     return rows
 
 
+runs = run_ablation(ABLATION)
 result = summarise(runs)
-mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+n_seeds, n_pairs = len(ABLATION.seeds), ABLATION.n_pairs
+n_values = next(iter(runs.values())).experiment.n_values
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def loss_range(r):
+    low, high = sdpa.fmt(min(r.final_loss)), sdpa.fmt(max(r.final_loss))
+    return f"{sdpa.fmt(mean(r.final_loss))} ({low}–{high})"
+
+
+def steps(r):
+    if math.isfinite(r.median_steps):
+        return f"{r.median_steps:.0f}"
+    return f"not reached ({r.reached}/{n_seeds} seeds did)"
+
+
 print(
     sdpa.markdown_table(
-        ["optimiser", "init", "d_k", "scaling", "final loss, mean (min–max)", f"steps to loss < {THRESHOLD}",
-         "entropy at step 0", "entropy at the end", "‖∇W_Q‖/‖∇W_V‖ at step 0"],
+        ["optimiser", "init", "d_k", "scaling", "final loss, mean (min–max)",
+         f"steps to loss < {THRESHOLD}", "entropy at step 0", "entropy at the end",
+         "‖∇W_Q‖/‖∇W_V‖ at step 0"],
         [
-            ("Adam" if r["optimizer"] == "adam" else "SGD", r["init"], r["d_k"], r["scaling"],
-             f"{sdpa.fmt(mean(r['final_loss']))} ({sdpa.fmt(min(r['final_loss']))}–{sdpa.fmt(max(r['final_loss']))})",
-             f"{r['median_steps']:.0f}" if math.isfinite(r["median_steps"]) else f"not reached ({r['reached']}/3 seeds did)",
-             mean(r["entropy_start"]), mean(r["entropy_end"]), mean(r["ratio_q_v"]))
-            for r in sorted(result, key=lambda r: (r["optimizer"], r["init"] != "unit", r["d_k"]))
+            ("Adam" if r.optimizer == "adam" else "SGD", r.arm.init, r.d_k, r.arm.scale.label,
+             loss_range(r), steps(r), mean(r.entropy_start), mean(r.entropy_end),
+             mean(r.ratio_q_v))
+            for r in sorted(result, key=lambda r: (r.optimizer, r.arm.init != "unit", r.d_k))
         ],
         align="llrlrrrrr",
-        caption="Three seeds per arm; entropies and ratios are means over seeds, entropy in nats "
-        f"(uniform over 8 pairs: ln 8 ≈ {math.log(8):.2f}). Steps: median over seeds, recorded every "
-        "5 steps, 200 steps in all; chance loss is ln 32 ≈ 3.47.",
+        caption=f"{n_seeds} seeds per arm; entropies and ratios are means over seeds, entropy "
+        f"in nats (uniform over {n_pairs} pairs: ln {n_pairs} ≈ {math.log(n_pairs):.2f}). "
+        f"Steps: median over seeds, recorded every {ABLATION.record_every} steps, "
+        f"{ABLATION.steps} steps in all; chance loss is ln {n_values} ≈ {math.log(n_values):.2f}.",
     )
 )

@@ -1,19 +1,21 @@
 """The training ablation: the query row's attention entropy against step.
 
-The same runs as the loss figure (``sdpa.recall.scale_ablation`` is memoised). Entropy
-is in nats, averaged over the batch; a uniform row over 8 pairs has ln 8, a one-hot row
-0. It shows where each arm starts and that the scaled arms still become sharp.
+The same runs as the loss figure (``sdpa.experiments.run_ablation`` is memoised).
+Entropy is in nats, averaged over the batch; a uniform row over 8 pairs has ln 8, a
+one-hot row 0. It shows where each arm starts and that the scaled arms still become sharp.
 """
 
 import math
 
 import sdpa
-from sdpa.recall import draw_ablation, scale_ablation
+from sdpa.experiments import Ablation, draw_ablation, run_ablation
+
+ABLATION = Ablation()
 
 sdpa.seed(6)
-runs = scale_ablation()
-result = {key: h["entropy"] for key, (cfg, h) in runs.items()}  # (recorded steps, arms, seeds)
-n_pairs = next(iter(runs.values()))[0].n_pairs
+runs = run_ablation(ABLATION)
+result = runs  # {(optimiser, d_k): RecallHistory}
+n_pairs = ABLATION.n_pairs
 
 figure = sdpa.Figure(
     "failure-modes-entropy",
@@ -28,5 +30,6 @@ figure = sdpa.Figure(
     sharey=True,
 )
 with figure as axes:
-    draw_ablation(axes, runs, "entropy", "attention entropy (nats)", (math.log(n_pairs), f"uniform, ln {n_pairs}"))
+    uniform = (math.log(n_pairs), f"uniform, ln {n_pairs}")
+    draw_ablation(axes, runs, "entropy", "attention entropy (nats)", uniform)
 print(figure.html)

@@ -1,9 +1,23 @@
-"""Device choice, seeding and thread count: the run-time state every snippet shares."""
+"""Device, seeds and thread count: the run-time state every snippet shares.
+
+Seeding rule (every snippet and the library follow it): random numbers are drawn on the
+CPU from a generator made by :func:`generator` (or returned by :func:`seed`), and only
+then moved to :func:`device`. CPU and GPU runs therefore start from the same numbers::
+
+    g = sdpa.seed(0)                                    # at the top of the snippet
+    x = torch.randn(256, 64, generator=g).to(sdpa.device())
+
+Every seed passes through this module, which adds the integer in the environment
+variable ``SDPA_SEED_OFFSET`` (default 0): ``SDPA_SEED_OFFSET=1`` reruns every snippet and
+experiment with every seed shifted by one, to check that a claim does not hang on one draw.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+from collections.abc import Iterator
 
 import numpy as np
 import torch
@@ -15,9 +29,7 @@ DEVICE_ENV = "SDPA_DEVICE"
 #: bits on every machine. The site's tensors are small, so one thread is also the
 #: fastest choice on a busy or a 2-core machine.
 THREADS_ENV = "SDPA_THREADS"
-#: Environment variable holding an integer added to every seed (default 0). The claim
-#: tests rerun with it set (``pytest -m claims --seed-offset N``) to check that what a
-#: page says holds for other draws, not only for the seeds the page was written with.
+#: Environment variable added to every seed (default 0).
 SEED_OFFSET_ENV = "SDPA_SEED_OFFSET"
 
 
@@ -39,21 +51,20 @@ def fix_threads() -> None:
 
 
 def seed_offset() -> int:
-    """The integer in ``SDPA_SEED_OFFSET`` (0 when unset), added to every seed."""
+    """The integer in ``SDPA_SEED_OFFSET`` (0 when unset)."""
     return int(os.environ.get(SEED_OFFSET_ENV, "0") or 0)
 
 
-def generator(value: int) -> torch.Generator:
-    """A CPU generator seeded with ``value`` plus the seed offset."""
-    return torch.Generator().manual_seed(value + seed_offset())
+def generator(seed: int) -> torch.Generator:
+    """A CPU generator seeded with ``seed`` plus the seed offset: draw here, then move."""
+    return torch.Generator().manual_seed(seed + seed_offset())
 
 
 def seed(value: int = 0) -> torch.Generator:
-    """Seed Python, NumPy and torch (CPU and CUDA); return a CPU generator from the seed.
+    """Seed Python, NumPy and torch (CPU and CUDA); return ``generator(value)``.
 
-    The seed offset is added first. Call it at the top of a snippet. Prefer the
-    returned generator (or one from ``generator``) for sampling, so that results do not
-    depend on what ran before.
+    Call it once at the top of a snippet and draw from the returned generator, so that
+    results do not depend on what ran before.
     """
     fix_threads()
     value += seed_offset()
@@ -61,6 +72,18 @@ def seed(value: int = 0) -> torch.Generator:
     np.random.seed(value)
     torch.manual_seed(value)
     return torch.Generator().manual_seed(value)
+
+
+@contextlib.contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run a block with torch's global CPU generator seeded, then restore its state.
+
+    For code that draws from the global generator, such as building ``nn.Linear`` with
+    its own initialisation: ``with seeded(3): layer = nn.Linear(64, 16)``.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed + seed_offset())
+        yield
 
 
 fix_threads()

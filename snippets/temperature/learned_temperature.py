@@ -7,67 +7,78 @@ largest raw score |q.k| relative to its start, per seed.
 """
 
 import sdpa
-from sdpa.recall import run, steps_to
-from sdpa.temperature import MAIN_D_K, arm_index, scale_experiment
+from sdpa.attention import Scale
+from sdpa.experiments import Arm, TemperatureStudy, run_recall
 
-FIXED, LEARNED = "1/√d_k", "learned, from 1/√d_k"
+sdpa.seed(0)
+STUDY = TemperatureStudy()
+LOSS_TARGET = 0.5
 
 
-def learned_temperature(d_k=MAIN_D_K):
-    sdpa.seed(0)
-    cfg = scale_experiment(d_k)
-    h = run(cfg)
-    reached = steps_to(h, "loss", 0.5)
-    out = {"d_k": d_k, "steps": h["step"].tolist()}
-    for name, label in (("fixed", FIXED), ("learned", LEARNED)):
-        a = arm_index(cfg, label)
-        raw = h["max_logit"][:, a] / h["scale"][:, a]
+def learned_temperature(d_k=STUDY.main_d_k):
+    history = run_recall(STUDY.experiment(d_k))
+    out = {"d_k": d_k, "steps": history.step.tolist(), "init_scale": d_k**-0.5}
+    for name, arm in (("fixed", Arm(Scale.INV_SQRT)), ("learned", STUDY.learned)):
+        curves = history.arm(arm)
+        raw = curves.max_logit / curves.scale  # |q.k| before the scale factor
         out[name] = {
-            "loss": h["loss"][:, a].mean(1).tolist(),
-            "final_loss": h["loss"][-1, a].tolist(),
-            "final_accuracy": h["accuracy"][-1, a].mean().item(),
-            "steps_to_half": reached[a].tolist(),
-            "scale_ratio": (h["scale"][:, a] / h["scale"][0, a]).T.tolist(),  # per seed, over steps
+            "loss": curves.loss.mean(1).tolist(),
+            "final_loss": curves.loss[-1].tolist(),
+            "final_accuracy": curves.accuracy[-1].mean().item(),
+            "steps_to_target": history.steps_to(curves.loss, LOSS_TARGET).tolist(),
+            "scale_ratio": (curves.scale / curves.scale[0]).T.tolist(),  # per seed, over steps
             "raw_ratio": (raw / raw[0]).T.tolist(),
-            "final_scale": h["scale"][-1, a].tolist(),
+            "final_scale": curves.scale[-1].tolist(),
         }
-    out["init_scale"] = d_k**-0.5
     return out
 
 
 result = learned_temperature()
+n_seeds = len(STUDY.seeds)
+
+
+def mean(values):
+    return sum(values) / len(values)
+
 
 print(
     sdpa.markdown_table(
         ["arm", "scale at the end (per seed)", "× its start", "largest raw score q·k, × its start",
-         "steps to loss < 0.5", "loss", "accuracy"],
+         f"steps to loss < {LOSS_TARGET}", "loss", "accuracy"],
         [(name, " / ".join(f"{s:.4f}" for s in r["final_scale"]),
-          sum(x[-1] for x in r["scale_ratio"]) / 3, sum(x[-1] for x in r["raw_ratio"]) / 3,
-          " / ".join(f"{s:.0f}" for s in r["steps_to_half"]), sum(r["final_loss"]) / 3, r["final_accuracy"])
+          mean([x[-1] for x in r["scale_ratio"]]), mean([x[-1] for x in r["raw_ratio"]]),
+          " / ".join(f"{s:.0f}" for s in r["steps_to_target"]), mean(r["final_loss"]),
+          r["final_accuracy"])
          for name, r in (("fixed 1/√d_k", result["fixed"]), ("learned", result["learned"]))],
-        caption=f"d_k = {result['d_k']}; both arms start at c = 1/√{result['d_k']} = {result['init_scale']:.4f}. "
-        f"Loss and accuracy after {result['steps'][-1]} steps, mean of three seeds.",
+        caption=f"d_k = {result['d_k']}; both arms start at c = 1/√{result['d_k']} = "
+        f"{result['init_scale']:.4f}. Loss and accuracy after {result['steps'][-1]} steps, mean "
+        f"of {n_seeds} seeds.",
     )
 )
 
 figure = sdpa.Figure(
     "temperature-learned-scale",
-    caption="Left: training loss with the scale fixed at 1/√d_k and learned from it (mean of three "
-    "seeds). Right, per seed: the learned scale relative to its start (solid) and the largest raw score "
-    "|q·k| relative to its start (dashed). The scale barely moves; the raw scores grow many times over.",
-    alt="Left: two nearly coincident loss curves falling to near zero. Right: three flat solid lines "
-    "near 1 and three dashed lines rising to around ten on a log axis.",
+    caption=f"Left: training loss with the scale fixed at 1/√d_k and learned from it (mean of "
+    f"{n_seeds} seeds). Right, per seed: the learned scale relative to its start (solid) and the "
+    "largest raw score |q·k| relative to its start (dashed). The scale barely moves; the raw "
+    "scores grow many times over.",
+    alt="Left: two nearly coincident loss curves falling to near zero. Right: three flat solid "
+    "lines near 1 and three dashed lines rising to around ten on a log axis.",
     ncols=2,
     size=(7.6, 3.1),
 )
 with figure as (left, right):
-    left.plot(result["steps"], result["fixed"]["loss"], color=sdpa.PALETTE[2], label="fixed 1/√d_k")
-    left.plot(result["steps"], result["learned"]["loss"], "--", color=sdpa.PALETTE[4], label="learned")
+    left.plot(result["steps"], result["fixed"]["loss"], color=sdpa.PALETTE[2],
+              label="fixed 1/√d_k")
+    left.plot(result["steps"], result["learned"]["loss"], "--", color=sdpa.PALETTE[4],
+              label="learned")
     left.set(xlabel="training step", ylabel="loss (nats)")
     left.legend()
-    for seed, (scale, raw) in enumerate(zip(result["learned"]["scale_ratio"], result["learned"]["raw_ratio"])):
+    learned = result["learned"]
+    for seed, (scale, raw) in enumerate(zip(learned["scale_ratio"], learned["raw_ratio"])):
         right.plot(result["steps"], scale, color=sdpa.PALETTE[seed], label=f"seed {seed}: scale")
-        right.plot(result["steps"], raw, "--", color=sdpa.PALETTE[seed], label=f"seed {seed}: |q·k|")
+        right.plot(result["steps"], raw, "--", color=sdpa.PALETTE[seed],
+                   label=f"seed {seed}: |q·k|")
     right.set(yscale="log", xlabel="training step", ylabel="relative to step 0")
     right.legend(fontsize=7, ncols=2)
 print(figure.html)

@@ -8,13 +8,13 @@ exponent a in |q.k| ~ d_k^a across the three head dimensions.
 
 import math
 
-import torch
-
 import sdpa
-from sdpa.recall import run
-from sdpa.temperature import SWEEP_D_K, arm_index, scale_experiment
+from sdpa.attention import Scale
+from sdpa.experiments import Arm, TemperatureStudy, run_recall
 
-ARMS = ["none", "1/d_k", "1/√d_k"]
+sdpa.seed(0)
+STUDY = TemperatureStudy()
+RULES = [Scale.NONE, Scale.INV, Scale.INV_SQRT]
 
 
 def slope(xs, ys):
@@ -24,60 +24,65 @@ def slope(xs, ys):
     return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
 
 
-def logit_growth(head_dims=SWEEP_D_K):
-    sdpa.seed(0)
+def logit_growth(head_dims=STUDY.d_ks):
     rows = []
-    for label in ARMS:
+    for rule in RULES:
         for d_k in head_dims:
-            cfg = scale_experiment(d_k)
-            h, a = run(cfg), arm_index(cfg, label)
-            raw = h["max_logit"][:, a] / h["scale"][:, a]  # |q.k| before the scale factor
-            rows.append({"arm": label, "d_k": d_k, "raw_before": raw[0].mean().item(),
+            curves = run_recall(STUDY.experiment(d_k)).arm(Arm(rule))
+            raw = curves.max_logit / curves.scale  # |q.k| before the scale factor
+            rows.append({"scale": rule, "d_k": d_k, "raw_before": raw[0].mean().item(),
                          "raw_after": raw[-1].mean().item(), "raw_after_seeds": raw[-1].tolist(),
-                         "scaled_after": h["max_logit"][-1, a].mean().item()})
+                         "scaled_after": curves.max_logit[-1].mean().item()})
     fits = {}
-    for label in ARMS:
-        mine = [r for r in rows if r["arm"] == label]
-        fits[label] = {when: slope([r["d_k"] for r in mine], [r[f"raw_{when}"] for r in mine])
-                       for when in ("before", "after")}
+    for rule in RULES:
+        mine = [r for r in rows if r["scale"] is rule]
+        fits[rule] = {when: slope([r["d_k"] for r in mine], [r[f"raw_{when}"] for r in mine])
+                      for when in ("before", "after")}
     return {"rows": rows, "fits": fits}
 
 
 result = logit_growth()
+experiment = STUDY.experiment(STUDY.d_ks[0])
+n_seeds = len(STUDY.seeds)
 
 print(
     sdpa.markdown_table(
         ["scaling", "exponent a, at initialisation", "exponent a, after training",
-         *(f"scaled logit after training, d_k = {d}" for d in SWEEP_D_K)],
-        [(label, fit["before"], fit["after"],
-          *(r["scaled_after"] for r in result["rows"] if r["arm"] == label)) for label, fit in result["fits"].items()],
-        caption="a is the least-squares slope of log |q·k| against log d_k (largest raw score in a batch "
-        "of 64 rows of 16 keys, mean of three seeds): 0.5 is the √d_k of independent components, 1 the "
-        "d_k of aligned ones. The last columns are the largest logit after the scale factor.",
+         *(f"scaled logit after training, d_k = {d}" for d in STUDY.d_ks)],
+        [(rule.label, fit["before"], fit["after"],
+          *(r["scaled_after"] for r in result["rows"] if r["scale"] is rule))
+         for rule, fit in result["fits"].items()],
+        caption="a is the least-squares slope of log |q·k| against log d_k (largest raw score in "
+        f"a batch of {experiment.batch} rows of {experiment.n_pairs} keys, mean of {n_seeds} "
+        "seeds): 0.5 is the √d_k of independent components, 1 the d_k of aligned ones. The last "
+        "columns are the largest logit after the scale factor.",
     )
 )
 
 figure = sdpa.Figure(
     "temperature-logit-growth",
     caption="The largest raw score |q·k| in a batch against d_k, at initialisation (dotted, the "
-    "same for every arm) and after training (solid, one line per scaling, mean of three seeds). The "
-    "grey guides have slopes 1/2 and 1.",
-    alt="Log-log plot of the largest raw score against head dimension 16, 32, 128: the initial scores "
-    "rise slowly, the trained scores are an order of magnitude larger and rise more steeply.",
+    "same for every arm) and after training (solid, one line per scaling, mean of "
+    f"{n_seeds} seeds). The grey guides have slopes 1/2 and 1.",
+    alt="Log-log plot of the largest raw score against head dimension 16, 32, 128: the initial "
+    "scores rise slowly, the trained scores are an order of magnitude larger and rise more "
+    "steeply.",
     size=(5.4, 3.4),
 )
 with figure as ax:
-    dims = list(SWEEP_D_K)
-    for color, label in zip(sdpa.PALETTE, ARMS):
-        mine = [r for r in result["rows"] if r["arm"] == label]
-        ax.plot(dims, [r["raw_after"] for r in mine], "o-", color=color, label=f"{label}, trained")
-    first = [r for r in result["rows"] if r["arm"] == ARMS[0]]
+    dims = list(STUDY.d_ks)
+    for color, rule in zip(sdpa.PALETTE, RULES):
+        mine = [r for r in result["rows"] if r["scale"] is rule]
+        ax.plot(dims, [r["raw_after"] for r in mine], "o-", color=color,
+                label=f"{rule.label}, trained")
+    first = [r for r in result["rows"] if r["scale"] is RULES[0]]
     ax.plot(dims, [r["raw_before"] for r in first], "s:", color=sdpa.INK, label="initialisation")
     anchor = first[0]["raw_after"]
     for power, style in ((0.5, "--"), (1.0, "-.")):
-        ax.plot(dims, [anchor * (d / dims[0]) ** power for d in dims], style, color=sdpa.PALETTE[7], lw=1,
-                label=f"slope {power:g}")
-    ax.set(xscale="log", yscale="log", xlabel="head dimension d_k", ylabel="largest |q·k| in a batch")
+        ax.plot(dims, [anchor * (d / dims[0]) ** power for d in dims], style,
+                color=sdpa.PALETTE[7], lw=1, label=f"slope {power:g}")
+    ax.set(xscale="log", yscale="log", xlabel="head dimension d_k",
+           ylabel="largest |q·k| in a batch")
     ax.minorticks_off()  # only the three measured widths on the x axis
     ax.set_xticks(dims, [str(d) for d in dims])
     ax.legend(fontsize=7.5)

@@ -1,4 +1,4 @@
-"""Sequence length: at a fixed scale a matching key's weight fades as n grows; log-n scaling holds it.
+"""Sequence length: at a fixed scale a matching key fades as n grows; log-n scaling holds it.
 
 Each query has one matching key (component correlation rho, d_k = 64) among n - 1
 unrelated keys, scaled by 1/sqrt(d_k). The fixed arm keeps that scale at every n; the
@@ -12,15 +12,15 @@ import torch
 
 import sdpa
 from sdpa.attention import entropy
-from sdpa.temperature import planted_scores
+from sdpa.tasks import planted_scores
 
+generator = sdpa.seed(13)
 D_K, N_TRAIN, N_QUERIES = 64, 16, 128
 LENGTHS = [4**e for e in range(2, 8)]  # 16 ... 16,384 keys
 RHOS = [0.5, 0.7]
 
 
-def sweep_length(seed=13):
-    generator = sdpa.seed(seed)
+def sweep_length(generator):
     rows = []
     for rho in RHOS:
         for n in LENGTHS:
@@ -34,7 +34,7 @@ def sweep_length(seed=13):
     return rows
 
 
-result = sweep_length()
+result = sweep_length(generator)
 
 
 def series(rho, arm, key):
@@ -56,9 +56,11 @@ figure = sdpa.Figure(
 with figure as (left, right):
     for color, rho in zip(sdpa.PALETTE, RHOS):
         for arm, style in (("fixed", "o-"), ("log n", "s--")):
-            left.plot(LENGTHS, series(rho, arm, "max_weight"), style, ms=3, color=color, label=f"rho = {rho}, {arm}")
+            left.plot(LENGTHS, series(rho, arm, "max_weight"), style, ms=3, color=color,
+                      label=f"rho = {rho}, {arm}")
             right.plot(LENGTHS, series(rho, arm, "entropy"), style, ms=3, color=color)
-    right.plot(LENGTHS, [math.log(n) for n in LENGTHS], ":", color=sdpa.INK, lw=0.9, label="log n (uniform)")
+    right.plot(LENGTHS, [math.log(n) for n in LENGTHS], ":", color=sdpa.INK, lw=0.9,
+               label="log n (uniform)")
     for ax in (left, right):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("keys per row, n")

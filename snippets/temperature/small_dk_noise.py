@@ -11,14 +11,14 @@ import math
 import torch
 
 import sdpa
-from sdpa.temperature import planted_scores
+from sdpa.tasks import planted_scores
 
+generator = sdpa.seed(15)
 HEAD_DIMS = [2, 4, 8, 16, 32, 64, 128, 256]
 RHO, N_KEYS, N_QUERIES = 0.5, 64, 2000
 
 
-def measure_noise(seed=15):
-    generator = sdpa.seed(seed)
+def measure_noise(generator):
     rows = []
     for d_k in HEAD_DIMS:
         z = planted_scores(N_QUERIES, N_KEYS, d_k, RHO, generator).to(sdpa.device())
@@ -36,16 +36,17 @@ def measure_noise(seed=15):
     return rows
 
 
-result = measure_noise()
+result = measure_noise(generator)
 
 print(
     sdpa.markdown_table(
         ["d_k", "mean of q·k/d_k", "its std", "predicted √((1+ρ²)/d_k)", "match scores highest",
          "weight on match"],
-        [(r["d_k"], r["estimate_mean"], r["estimate_std"], r["predicted_std"], r["top1"], r["match_weight"])
-         for r in result],
-        caption=f"ρ = {RHO}, one matching key among {N_KEYS} per row, {N_QUERIES:,} queries per head "
-        "dimension. “Match scores highest” is the share of rows whose largest score is the matching "
-        f"key (chance: 1/{N_KEYS}); the weight is that key's mean softmax weight under 1/√d_k.",
+        [(r["d_k"], r["estimate_mean"], r["estimate_std"], r["predicted_std"], r["top1"],
+          r["match_weight"]) for r in result],
+        caption=f"ρ = {RHO}, one matching key among {N_KEYS} per row, {N_QUERIES:,} queries per "
+        "head dimension. “Match scores highest” is the share of rows whose largest score is the "
+        f"matching key (chance: 1/{N_KEYS}); the weight is that key's mean softmax weight under "
+        "1/√d_k.",
     )
 )

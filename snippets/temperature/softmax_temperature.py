@@ -11,13 +11,13 @@ import torch
 import sdpa
 from sdpa.attention import entropy
 
+generator = sdpa.seed(11)
 N_KEYS, N_ROWS = 16, 512
 TEMPERATURES = torch.logspace(-2, 2, 41, dtype=torch.float64)  # 0.01 ... 100
 EXAMPLE_TS = [0.25, 1.0, 4.0]
 
 
-def sweep_temperature(seed=11):
-    generator = sdpa.seed(seed)
+def sweep_temperature(generator):
     z = torch.randn(N_ROWS, N_KEYS, generator=generator, dtype=torch.float64).to(sdpa.device())
     max_weight, ent = [], []
     for t in TEMPERATURES.tolist():
@@ -36,7 +36,7 @@ def sweep_temperature(seed=11):
     }
 
 
-result = sweep_temperature()
+result = sweep_temperature(generator)
 
 figure = sdpa.Figure(
     "temperature-sweep",
@@ -58,7 +58,8 @@ with figure as (left, right):
     left.set(xlabel="key (sorted by logit)", ylabel="weight", title="one row")
     left.set_xticks(range(0, N_KEYS, 3))
     left.legend()
-    right.plot(result["temperatures"], result["max_weight"], color=sdpa.PALETTE[0], label="largest weight")
+    right.plot(result["temperatures"], result["max_weight"], color=sdpa.PALETTE[0],
+               label="largest weight")
     right.plot(result["temperatures"], [h / result["log_n"] for h in result["entropy"]],
                color=sdpa.PALETTE[1], label=f"entropy / log {N_KEYS}")
     right.axhline(1 / N_KEYS, color=sdpa.INK, lw=0.8, ls=":", label=f"1/{N_KEYS}")

@@ -1,0 +1,412 @@
+"""The site's training experiments: frozen configurations in, typed results out.
+
+An experiment is a frozen dataclass (hashable), and running it is memoised per process
+with ``functools.cache``: every snippet that asks for the same configuration shares one
+run, in the build and in the test session alike. Results are dataclasses with named
+fields; read them by field and by configuration, never by position or display label::
+
+    from sdpa.attention import Scale
+    from sdpa.experiments import Arm, RecallExperiment, run_recall
+
+    experiment = RecallExperiment(d_k=64, optimizer="adam", lrs=(3e-3, 1e-2, 3e-2),
+                                  arms=(Arm(Scale.NONE), Arm(Scale.INV_SQRT)), seeds=(0, 1, 2))
+    history = run_recall(experiment)  # all arms x learning rates x seeds: one computation
+    history.metrics.loss.shape        # (records, arms, lrs, seeds)
+    history.arm(Arm(Scale.NONE), lr=1e-2).final().loss   # (seeds,) mean of the last records
+
+The recall experiment trains :class:`sdpa.models.RecallHead` on the associative-recall
+task of :mod:`sdpa.tasks`; its members share data and initial weights when they share a
+seed (a paired comparison), and differ in their arm and learning rate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from functools import cache
+from typing import Callable, Literal
+
+import torch
+import torch.nn.functional as F
+
+from sdpa.attention import Scale, entropy
+from sdpa.models import RecallHead, RecallOutput, init_unit_variance
+from sdpa.runtime import device as default_device
+from sdpa.runtime import seeded
+from sdpa.tasks import RecallTask, recall_batches
+from sdpa.training import Ensemble, make_optimizer
+
+Init = Literal["unit", "default"]
+Optimizer = Literal["adam", "sgd"]
+
+
+# ------------------------------------------------------------------ recall: configuration
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One variant of the recall head: its logit scale and how W_Q and W_K start and learn.
+
+    scale:          the rule for the logit factor (times ``scale_multiplier``).
+    init:           "unit": weights N(0, 1/fan_in), q and k components of variance 1;
+                    "default": ``nn.Linear``'s own, variance about 1/3.
+    learn_scale:    learn the factor (as its logarithm) with the weights.
+    q_init, k_init: multiply the initial W_Q (W_K) by this constant.
+    lr_q, lr_k:     multiply the learning rate of W_Q (W_K) by this constant.
+    """
+
+    scale: Scale = Scale.INV_SQRT
+    init: Init = "unit"
+    learn_scale: bool = False
+    q_init: float = 1.0
+    k_init: float = 1.0
+    lr_q: float = 1.0
+    lr_k: float = 1.0
+
+
+def scale_arms(inits: tuple[Init, ...] = ("unit",),
+               rules: tuple[Scale, ...] = tuple(Scale)) -> tuple[Arm, ...]:
+    """One fixed-scale arm per (initialisation, scale rule)."""
+    return tuple(Arm(rule, init=init) for init in inits for rule in rules)
+
+
+@dataclass(frozen=True)
+class RecallExperiment:
+    """Task, model, optimiser and the grid arms x learning rates x seeds, run as one."""
+
+    d_k: int = 64  # also d_v
+    d_model: int = 64
+    n_pairs: int = 16  # pairs per sequence: the row length of the attention
+    n_keys: int = 32
+    n_values: int = 32  # the classes: chance loss is ln n_values
+    batch: int = 64
+    optimizer: Optimizer = "adam"
+    steps: int = 300
+    record_every: int = 1
+    arms: tuple[Arm, ...] = (Arm(),)
+    lrs: tuple[float, ...] = (1e-2,)
+    seeds: tuple[int, ...] = (0, 1, 2)
+
+    @property
+    def task(self) -> RecallTask:
+        return RecallTask(self.n_keys, self.n_values, self.n_pairs, self.batch, self.d_model)
+
+    def members(self) -> list[tuple[Arm, float, int]]:
+        """Every (arm, learning rate, seed), in the order of the result's axes."""
+        return [(a, lr, s) for a in self.arms for lr in self.lrs for s in self.seeds]
+
+
+def recall_model(experiment: RecallExperiment, arm: Arm, seed: int) -> RecallHead:
+    """One member's model as it starts: the same draw for every arm of one seed."""
+    with seeded(seed):
+        model = RecallHead(experiment.d_model, experiment.d_k, experiment.n_values,
+                           arm.scale.factor(experiment.d_k), learn_scale=arm.learn_scale)
+        if arm.init == "unit":
+            init_unit_variance(model)
+    with torch.no_grad():
+        model.W_Q.weight.mul_(arm.q_init)
+        model.W_K.weight.mul_(arm.k_init)
+    return model
+
+
+def member_lrs(arm: Arm, lr: float) -> dict[str, float | None]:
+    """The learning rate of each weight of one member (None: not trained)."""
+    return {"W_Q.weight": lr * arm.lr_q, "W_K.weight": lr * arm.lr_k, "W_V.weight": lr,
+            "W_O.weight": lr, "log_scale": lr if arm.learn_scale else None}
+
+
+# ------------------------------------------------------------------ recall: results
+
+
+@dataclass(frozen=True)
+class RecallMetrics:
+    """What is measured on one batch, per member; every field has the same shape."""
+
+    loss: torch.Tensor  # cross-entropy, nats
+    accuracy: torch.Tensor
+    entropy: torch.Tensor  # the query row's attention entropy, nats (mean over the batch)
+    max_weight: torch.Tensor  # the row's largest attention weight (mean over the batch)
+    max_logit: torch.Tensor  # the largest |softmax input| in the batch
+    logit_var: torch.Tensor  # the variance of the softmax input over the batch
+    grad_q: torch.Tensor  # Frobenius norm of the loss gradient on W_Q
+    grad_k: torch.Tensor
+    grad_v: torch.Tensor
+    scale: torch.Tensor  # the logit factor (moves only when learned)
+
+    def map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> RecallMetrics:
+        """Apply ``fn`` to every field."""
+        fields = dataclasses.fields(self)
+        return RecallMetrics(**{f.name: fn(getattr(self, f.name)) for f in fields})
+
+    def record(self, i: int) -> RecallMetrics:
+        """Record ``i`` (an index on the first axis; 0 is the initialisation)."""
+        return self.map(lambda t: t[i])
+
+    def final(self, last: int = 8) -> RecallMetrics:
+        """The mean of the last ``last`` records (the first axis)."""
+        return self.map(lambda t: t[-last:].mean(0))
+
+
+@dataclass(frozen=True)
+class RecallHistory:
+    """A recall experiment's records: ``metrics`` fields are (records, arms, lrs, seeds).
+
+    Each record is measured on that step's fresh batch before the step's update, so
+    record 0 is the initialisation.
+    """
+
+    experiment: RecallExperiment
+    step: torch.Tensor  # (records,) the step of each record
+    metrics: RecallMetrics
+
+    def arm(self, arm: Arm, lr: float | None = None) -> RecallMetrics:
+        """One arm at one learning rate (default: the only one): fields (records, seeds)."""
+        lrs = self.experiment.lrs
+        if lr is None and len(lrs) != 1:
+            raise ValueError("this experiment has several learning rates: name one")
+        a, i = self.experiment.arms.index(arm), lrs.index(lrs[0] if lr is None else lr)
+        return self.metrics.map(lambda t: t[:, a, i])
+
+    def steps_to(self, values: torch.Tensor, threshold: float, below: bool = True) -> torch.Tensor:
+        """The first recorded step at which ``values`` (records, ...) crosses ``threshold``.
+
+        ``inf`` where it never does.
+        """
+        hit = values <= threshold if below else values >= threshold
+        steps = self.step.float().view(-1, *[1] * (values.dim() - 1)).expand_as(values)
+        return torch.where(hit, steps, torch.full_like(steps, math.inf)).amin(0)
+
+
+# ------------------------------------------------------------------ recall: the runs
+
+
+class _RecallRun:
+    """The members of one experiment as an ensemble, with their data, on the device."""
+
+    def __init__(self, experiment: RecallExperiment, n_batches: int):
+        self.experiment = experiment
+        self.device = default_device()
+        members = experiment.members()
+        self.models = [recall_model(experiment, arm, seed) for arm, _, seed in members]
+        lrs = [member_lrs(arm, lr) for arm, lr, _ in members]
+        self.ensemble = Ensemble(self.models, lrs, self.device)
+        seeds = experiment.seeds
+        data = [recall_batches(experiment.task, s, n_batches).to(self.device) for s in seeds]
+        tokens = [d.tokens() for d in data]
+        # (seeds, batches, batch, ...): every batch of every seed, embedded once
+        self.query = torch.stack([q for q, _ in tokens])
+        self.pairs = torch.stack([p for _, p in tokens])
+        self.target = torch.stack([d.target for d in data])
+        self.seed_of = torch.tensor([seeds.index(s) for _, _, s in members], device=self.device)
+
+    def batch(self, t: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Batch ``t`` of every member (members of one seed share it)."""
+        return self.query[self.seed_of, t], self.pairs[self.seed_of, t], self.target[self.seed_of, t]
+
+    def step(self, t: int) -> tuple[torch.Tensor, RecallOutput, torch.Tensor]:
+        """Forward and backward on batch ``t``: the member losses, outputs and targets."""
+        query, pairs, target = self.batch(t)
+        out = self.ensemble(query, pairs)
+        per_example = F.cross_entropy(out.logits.flatten(0, 1), target.flatten(), reduction="none")
+        losses = per_example.view(target.shape).mean(1)
+        losses.sum().backward()  # members are independent: each gets its own loss's gradient
+        return losses, out, target
+
+    def measure(self, losses: torch.Tensor, out: RecallOutput,
+                target: torch.Tensor) -> RecallMetrics:
+        """Every metric of every member, from one step's forward and backward pass."""
+        grads, params = self.ensemble.grads(), self.ensemble.parameters()
+        scores = out.scores.detach()
+        return RecallMetrics(
+            loss=losses.detach(),
+            accuracy=(out.logits.argmax(-1) == target).float().mean(1),
+            entropy=entropy(out.attention.detach()).mean(1),
+            max_weight=out.attention.detach().amax(-1).mean(1),
+            max_logit=scores.abs().flatten(1).amax(1),
+            logit_var=scores.flatten(1).var(1),
+            grad_q=grads["W_Q.weight"].flatten(1).norm(dim=1),
+            grad_k=grads["W_K.weight"].flatten(1).norm(dim=1),
+            grad_v=grads["W_V.weight"].flatten(1).norm(dim=1),
+            scale=params["log_scale"].detach().exp(),
+        )
+
+    def shaped(self, records: list[RecallMetrics]) -> RecallMetrics:
+        """Stack records into CPU tensors (records, arms, lrs, seeds)."""
+        e = self.experiment
+        grid = (len(e.arms), len(e.lrs), len(e.seeds))
+        fields = [f.name for f in dataclasses.fields(RecallMetrics)]
+        return RecallMetrics(**{
+            f: torch.stack([getattr(r, f) for r in records]).view(len(records), *grid).cpu()
+            for f in fields
+        })
+
+
+@cache
+def run_recall(experiment: RecallExperiment) -> RecallHistory:
+    """Train every member of ``experiment`` together; memoised by the (frozen) config."""
+    run = _RecallRun(experiment, experiment.steps + 1)
+    optimizer = make_optimizer(experiment.optimizer, run.ensemble.param_groups())
+    records, steps = [], []
+    for t in range(experiment.steps + 1):
+        optimizer.zero_grad()
+        losses, out, target = run.step(t)
+        if t % experiment.record_every == 0 or t == experiment.steps:
+            with torch.no_grad():
+                records.append(run.measure(losses, out, target))
+            steps.append(t)
+        if t < experiment.steps:
+            optimizer.step()
+    return RecallHistory(experiment, torch.tensor(steps), run.shaped(records))
+
+
+@cache
+def recall_at_init(experiment: RecallExperiment, n_batches: int = 8) -> RecallHistory:
+    """Every metric at initialisation, averaged over ``n_batches`` fresh batches.
+
+    One record (step 0); nothing is trained.
+    """
+    run = _RecallRun(experiment, n_batches)
+    records = []
+    for t in range(n_batches):
+        run.ensemble.zero_grad()
+        losses, out, target = run.step(t)
+        with torch.no_grad():
+            records.append(run.measure(losses, out, target))
+    mean = run.shaped(records).map(lambda t: t.mean(0, keepdim=True))
+    return RecallHistory(experiment, torch.tensor([0]), mean)
+
+
+def query_grad_per_example(experiment: RecallExperiment,
+                           n_batches: int = 4) -> dict[Arm, torch.Tensor]:
+    """The norm of each example's loss gradient with respect to its query vector q, at init.
+
+    Per arm, a tensor (seeds, n_batches * batch). W_Q's gradient is the sum over examples
+    of ``x_query^T dL/dq``, so this shows which examples carry it. Each member's model
+    runs alone here (at the experiment's first learning rate: at step 0 it plays no part).
+    """
+    task, dev = experiment.task, default_device()
+    out = {}
+    for arm in experiment.arms:
+        per_seed = []
+        for seed in experiment.seeds:
+            model = recall_model(experiment, arm, seed).to(dev)
+            data = recall_batches(task, seed, n_batches).to(dev)
+            norms = []
+            for t in range(n_batches):
+                query, pairs = data.tokens(t)
+                q = model.W_Q(query).detach().requires_grad_()
+                logits = model.attend(q, pairs).logits
+                F.cross_entropy(logits, data.target[t], reduction="sum").backward()
+                norms.append(q.grad.norm(dim=-1))  # example b's loss reaches only q_b
+            per_seed.append(torch.cat(norms).cpu())
+        out[arm] = torch.stack(per_seed)
+    return out
+
+
+# ------------------------------------------------------------------ the pages' experiments
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """The failure-modes ablation: every scale rule with both initialisations, at one
+    learning rate per optimiser, one recall experiment per (optimiser, d_k)."""
+
+    d_ks: tuple[int, ...] = (16, 64, 256)
+    optimizers: tuple[tuple[Optimizer, float], ...] = (("adam", 1e-2), ("sgd", 1.0))
+    seeds: tuple[int, ...] = (0, 1, 2)
+    steps: int = 200
+    record_every: int = 5
+    n_pairs: int = 8
+    batch: int = 32
+    d_model: int = 32
+
+    def experiment(self, optimizer: Optimizer, lr: float, d_k: int) -> RecallExperiment:
+        return RecallExperiment(
+            d_k=d_k, d_model=self.d_model, n_pairs=self.n_pairs, batch=self.batch,
+            optimizer=optimizer, lrs=(lr,), steps=self.steps, record_every=self.record_every,
+            arms=scale_arms(inits=("unit", "default")), seeds=self.seeds,
+        )
+
+
+@cache
+def run_ablation(ablation: Ablation = Ablation()) -> dict[tuple[Optimizer, int], RecallHistory]:
+    """Every experiment of ``ablation``, keyed by (optimiser, d_k)."""
+    return {(opt, d_k): run_recall(ablation.experiment(opt, lr, d_k))
+            for opt, lr in ablation.optimizers for d_k in ablation.d_ks}
+
+
+@dataclass(frozen=True)
+class TemperatureStudy:
+    """The temperature page's recall runs: the three scale rules at every head dimension
+    of ``d_ks``; at ``main_d_k`` also a learned scale and two reparameterisations.
+
+    With s = 1/sqrt(d_k) and r = d_k^(-1/4) (so that s r^2 = 1/d_k), ``reparameterised``
+    keeps the factor s but multiplies W_Q and W_K, their initialisation and their
+    learning rate by r: under Adam it is the 1/d_k arm in other coordinates.
+    ``init_only`` multiplies the initialisation alone: the same forward pass at step 0.
+    """
+
+    d_ks: tuple[int, ...] = (16, 32, 128)
+    main_d_k: int = 128
+    steps: int = 120
+    record_every: int = 5
+    seeds: tuple[int, ...] = (0, 1, 2)
+    learned: Arm = Arm(Scale.INV_SQRT, learn_scale=True)
+
+    def reparameterised(self, d_k: int) -> Arm:
+        r = d_k**-0.25
+        return Arm(Scale.INV_SQRT, q_init=r, k_init=r, lr_q=r, lr_k=r)
+
+    def init_only(self, d_k: int) -> Arm:
+        r = d_k**-0.25
+        return Arm(Scale.INV_SQRT, q_init=r, k_init=r)
+
+    def experiment(self, d_k: int) -> RecallExperiment:
+        arms = scale_arms()
+        if d_k == self.main_d_k:
+            arms += (self.learned, self.reparameterised(d_k), self.init_only(d_k))
+        return RecallExperiment(d_k=d_k, steps=self.steps, record_every=self.record_every,
+                                seeds=self.seeds, arms=arms)
+
+
+#: The colour of each scale rule in every figure of the site.
+SCALE_COLORS = {Scale.NONE: 3, Scale.INV_SQRT: 0, Scale.INV: 2}  # indices into sdpa.PALETTE
+
+
+def draw_ablation(axes, runs: dict[tuple[Optimizer, int], RecallHistory], metric: str,
+                  ylabel: str, reference: tuple[float, str] | None = None) -> None:
+    """Plot ``metric`` of :func:`run_ablation` on a grid (rows: optimisers, columns: d_k).
+
+    Unit init: mean line and min-max band over seeds; default init: dashed mean.
+    ``reference`` is an optional (y, label) dotted line, e.g. chance. One legend for the
+    whole figure goes below the panels.
+    """
+    from sdpa.figures import INK, PALETTE
+
+    optimizers = list(dict.fromkeys(opt for opt, _ in runs))
+    d_ks = sorted({d_k for _, d_k in runs})
+    for row, opt in zip(axes, optimizers):
+        for ax, d_k in zip(row, d_ks):
+            history = runs[(opt, d_k)]
+            steps = history.step.tolist()
+            for arm in history.experiment.arms:
+                values = getattr(history.arm(arm), metric)  # (records, seeds)
+                color, name = PALETTE[SCALE_COLORS[arm.scale]], arm.scale.label
+                if arm.init == "unit":
+                    ax.plot(steps, values.mean(1).tolist(), color=color, label=f"{name}, unit init")
+                    ax.fill_between(steps, values.amin(1).tolist(), values.amax(1).tolist(),
+                                    color=color, alpha=0.22, lw=0)
+                else:
+                    ax.plot(steps, values.mean(1).tolist(), "--", color=color, lw=1,
+                            label=f"{name}, default init")
+            if reference is not None:
+                ax.axhline(reference[0], color=INK, ls=":", lw=1, label=reference[1])
+            lr = history.experiment.lrs[0]
+            ax.set_title(f"{'Adam' if opt == 'adam' else 'SGD'}, lr {lr:g}, d_k = {d_k}")
+            if opt == optimizers[-1]:
+                ax.set_xlabel("step")
+            if d_k == d_ks[0]:
+                ax.set_ylabel(ylabel)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    axes[0][0].figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7.5)

@@ -1,0 +1,111 @@
+"""Training on ``torch.optim``, and many runs of one model as one computation.
+
+One run is the usual loop::
+
+    optimizer = make_optimizer("adam", [{"params": model.parameters(), "lr": 1e-2}])
+    for inputs, target in batches:
+        loss = F.cross_entropy(model(inputs), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+The site's experiments compare many runs (scale rules x learning rates x seeds) that
+differ only in their numbers, not in their code. :class:`Ensemble` trains them as one
+computation: it stacks the members' weights along a new first axis and runs the model's
+own ``forward`` on every member with ``torch.func.vmap`` and ``functional_call``. The
+loss is the sum of the members' losses, so each member gets exactly the gradient of its
+own loss; members at the same learning rate share one stacked tensor per weight, and
+each learning rate is one param group of an ordinary ``torch.optim`` optimiser. Adam and
+SGD update every number on its own, so each member follows its separate run (a test
+trains members alone and compares).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import nn
+from torch.func import functional_call, vmap
+
+#: The optimisers the site uses, by name.
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
+    "adam": torch.optim.Adam,
+    "sgd": torch.optim.SGD,
+}
+
+
+def make_optimizer(name: str, param_groups: list[dict], **options) -> torch.optim.Optimizer:
+    """``torch.optim.Adam`` or ``torch.optim.SGD`` (no momentum) over ``param_groups``."""
+    if name not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, not {name!r}")
+    return OPTIMIZERS[name](param_groups, **options)
+
+
+class Ensemble:
+    """Models of one architecture, stacked and run as one (see the module docstring).
+
+    ``models``: the members, built and initialised one by one (as a separate run would
+    be). ``lrs``: for each member, its learning rate per parameter name; ``None``
+    freezes that parameter. Inputs of :meth:`__call__` carry a leading member axis.
+    """
+
+    def __init__(self, models: Sequence[nn.Module], lrs: Sequence[dict[str, float | None]],
+                 device: torch.device | str = "cpu"):
+        self.size = len(models)
+        self.template = copy.deepcopy(models[0]).to(device)
+        self.names = [name for name, _ in models[0].named_parameters()]
+        # name -> [(lr, stacked weights of the members at that lr)], and the order that
+        # puts the concatenated groups back into member order (None: already in order).
+        self.groups: dict[str, list[tuple[float | None, torch.Tensor]]] = {}
+        self.order: dict[str, torch.Tensor | None] = {}
+        for name in self.names:
+            members_at: dict[float | None, list[int]] = {}
+            for i, rates in enumerate(lrs):
+                members_at.setdefault(rates[name], []).append(i)
+            self.groups[name] = [
+                (lr, torch.stack([models[i].get_parameter(name).detach() for i in members])
+                 .to(device).requires_grad_(lr is not None))
+                for lr, members in members_at.items()
+            ]
+            order = [i for members in members_at.values() for i in members]
+            back = torch.tensor(order).argsort().to(device)
+            self.order[name] = None if order == sorted(order) else back
+
+    def param_groups(self) -> list[dict]:
+        """One ``torch.optim`` param group per learning rate (frozen weights left out)."""
+        by_lr: dict[float, list[torch.Tensor]] = {}
+        for groups in self.groups.values():
+            for lr, weights in groups:
+                if lr is not None:
+                    by_lr.setdefault(lr, []).append(weights)
+        return [{"params": weights, "lr": lr} for lr, weights in by_lr.items()]
+
+    def _stacked(self, name: str, part: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        pieces = [part(weights) for _, weights in self.groups[name]]
+        whole = pieces[0] if len(pieces) == 1 else torch.cat(pieces)
+        return whole if self.order[name] is None else whole[self.order[name]]
+
+    def parameters(self) -> dict[str, torch.Tensor]:
+        """Every weight with the members stacked on dim 0, in member order."""
+        return {name: self._stacked(name, lambda w: w) for name in self.names}
+
+    def grads(self) -> dict[str, torch.Tensor]:
+        """The gradient of every trained weight, members on dim 0 (zeros where frozen)."""
+        def grad(w: torch.Tensor) -> torch.Tensor:
+            return torch.zeros_like(w) if w.grad is None else w.grad
+        return {name: self._stacked(name, grad) for name in self.names}
+
+    def zero_grad(self) -> None:
+        """Forget every gradient (an optimiser's ``zero_grad`` does it for trained weights)."""
+        for groups in self.groups.values():
+            for _, weights in groups:
+                weights.grad = None
+
+    def _forward(self, params: dict[str, torch.Tensor], *inputs):
+        return functional_call(self.template, params, inputs)
+
+    def __call__(self, *inputs):
+        """Every member's forward pass on its own inputs (each with a leading member axis)."""
+        return vmap(self._forward)(self.parameters(), *inputs)

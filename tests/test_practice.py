@@ -15,35 +15,35 @@ def test_reference_equals_pytorch_sdpa_and_default_scale(run_snippet):
     assert {r["d_k"] for r in rows} == {16, 64, 128}
     for r in rows:
         assert r["max_abs_diff"] < 1e-12, r  # float64 rounding only
-        if r["call"].startswith("default"):
+        if r["scale_arg"] is None:  # the default call
             assert r["factor"] == pytest.approx(1 / math.sqrt(r["d_k"]))
             assert r["diff_to_unscaled"] > 0.1, "the control: the default is not the unscaled formula"
 
 
 def test_folded_forward_identical_and_t5_unit_spread(run_snippet):
-    rows = {r["head"].split(":")[0].split(" ")[0]: r for r in run_snippet("practice/folded_forward.py").namespace["result"]}
+    rows = {r["head"]: r for r in run_snippet("practice/folded_forward.py").namespace["result"]}
     assert rows["folded"]["max_diff_to_scaled"] == 0.0, "s = 1/8 is a power of two: bit for bit"
     assert rows["scaled"]["logit_std"] == pytest.approx(1.0, rel=0.05)
-    assert rows["T5"]["logit_std"] == pytest.approx(1.0, rel=0.05)
-    assert rows["T5"]["max_diff_to_scaled"] > 1.0, "T5's weights are a different draw"
+    assert rows["t5"]["logit_std"] == pytest.approx(1.0, rel=0.05)
+    assert rows["t5"]["max_diff_to_scaled"] > 1.0, "T5's weights are a different draw"
     assert rows["unscaled"]["logit_std"] == pytest.approx(8.0, rel=0.05)
 
 
 def test_folding_needs_the_optimiser_specific_learning_rate(run_snippet):
     result = run_snippet("practice/folded_training.py").namespace["result"]
     for optimizer, r in result.items():
-        assert r["init_gap"] == 0.0, "identical at step 0"
-        reference, naive, rule, other = r["max_gap"]
-        assert reference == 0.0
-        assert naive > 1.0, f"{optimizer}: unchanged learning rates change the run"
-        assert other > 0.3, f"{optimizer}: the other optimiser's rule changes the run"
-        assert r["final_accuracy"][0] > 0.9, f"{optimizer}: the reference learns the task"
-        assert abs(r["final_loss"][1] - r["final_loss"][0]) > 0.5, f"{optimizer}: the naive fold ends far away"
-    assert result["sgd"]["max_gap"][2] == 0.0, "SGD with lr * s^2 retraces the scaled run exactly"
-    assert result["adam"]["max_gap"][2] < 0.01, "Adam with lr * s retraces it up to epsilon and rounding"
-    # the rule arm is far closer to the reference than the naive fold, under both optimisers
-    for r in result.values():
-        assert r["max_gap"][2] * 100 < r["max_gap"][1]
+        arms = [r[name] for name in ("reference", "naive", "rule", "other")]
+        assert all(arm["init_gap"] == 0.0 for arm in arms), "identical at step 0"
+        assert r["reference"]["max_gap"] == 0.0
+        assert r["naive"]["max_gap"] > 1.0, f"{optimizer}: unchanged learning rates change the run"
+        assert r["other"]["max_gap"] > 0.3, f"{optimizer}: the other optimiser's rule changes it"
+        assert r["reference"]["final_accuracy"] > 0.9, f"{optimizer}: the reference learns"
+        naive_end = abs(r["naive"]["final_loss"] - r["reference"]["final_loss"])
+        assert naive_end > 0.5, f"{optimizer}: the naive fold ends far away"
+        # the rule arm is far closer to the reference than the naive fold
+        assert r["rule"]["max_gap"] * 100 < r["naive"]["max_gap"]
+    assert result["sgd"]["rule"]["max_gap"] == 0.0, "SGD with lr * s^2 retraces it exactly"
+    assert result["adam"]["rule"]["max_gap"] < 0.01, "Adam with lr * s: up to epsilon and rounding"
 
 
 def test_multihead_scaled_heads_are_comparable(run_snippet):
@@ -74,12 +74,12 @@ def test_production_table(run_snippet):
 def test_layernorm_does_not_remove_the_growth(run_snippet):
     rows = run_snippet("practice/layernorm.py").namespace["result"]
     for r in rows:
-        component = 1.0 if r["setting"].endswith("q and k") else 1 / 3
+        component = 1.0 if r["qk_layernorm"] else 1 / 3
         assert r["q_component_var"] == pytest.approx(component, rel=0.05)
         assert r["std_unscaled"] == pytest.approx(math.sqrt(r["d_k"] * component**2), rel=0.1)
         assert r["std_scaled"] == pytest.approx(component, rel=0.1)
-    for setting in {r["setting"] for r in rows}:
-        unscaled = [r["std_unscaled"] for r in rows if r["setting"] == setting]
+    for normed in (False, True):
+        unscaled = [r["std_unscaled"] for r in rows if r["qk_layernorm"] is normed]
         assert unscaled[-1] / unscaled[0] == pytest.approx(4.0, rel=0.1), "grows like sqrt(d_k): 16 -> 256"
 
 

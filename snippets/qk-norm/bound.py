@@ -11,23 +11,23 @@ import math
 import torch
 
 import sdpa
-from sdpa.attention import scores
-from sdpa.transformer import norm
+from sdpa.attention import qk_norm, scores
 
 generator = sdpa.seed(5)
 D_MODEL, D_K, N_TOKENS = 64, 16, 256
 FACTORS = [1, 3, 10, 30, 100]
 
 
-def logit_bound(factors=FACTORS, d_model=D_MODEL, d_k=D_K, n=N_TOKENS):
-    x = torch.randn(n, d_model, generator=generator).to(sdpa.device())
-    w_q, w_k = (torch.randn(d_model, d_k, generator=generator).to(sdpa.device()) / math.sqrt(d_model) for _ in range(2))
-    gain = torch.ones(1, d_k, device=sdpa.device())
+def logit_bound(generator, factors=FACTORS, d_model=D_MODEL, d_k=D_K, n=N_TOKENS):
+    dev = sdpa.device()
+    x = torch.randn(n, d_model, generator=generator).to(dev)
+    w_q, w_k = (torch.randn(d_model, d_k, generator=generator).to(dev) / math.sqrt(d_model)
+                for _ in range(2))
     rows = []
     for c in factors:
         q, k = x @ (c * w_q), x @ (c * w_k)
         plain = scores(q, k, 1 / math.sqrt(d_k))
-        normed = scores(norm(q[None], gain, "rms")[0], norm(k[None], gain, "rms")[0], 1 / math.sqrt(d_k))
+        normed = scores(qk_norm(q), qk_norm(k), 1 / math.sqrt(d_k))  # RMSNorm, gains 1
         rows.append(
             {
                 "factor": c,
@@ -40,12 +40,14 @@ def logit_bound(factors=FACTORS, d_model=D_MODEL, d_k=D_K, n=N_TOKENS):
     return rows
 
 
-result = logit_bound()
+result = logit_bound(generator)
 
 print(
     sdpa.markdown_table(
-        ["weight factor c", "largest logit size, 1/√d_k", "largest logit size, QK-norm + 1/√d_k", "std, QK-norm + 1/√d_k", "bound √d_k"],
-        [(r["factor"], r["max_plain"], r["max_normed"], r["std_normed"], r["bound"]) for r in result],
+        ["weight factor c", "largest logit size, 1/√d_k", "largest logit size, QK-norm + 1/√d_k",
+         "std, QK-norm + 1/√d_k", "bound √d_k"],
+        [(r["factor"], r["max_plain"], r["max_normed"], r["std_normed"], r["bound"])
+         for r in result],
         caption=f"{N_TOKENS} tokens, d_model = {D_MODEL}, d_k = {D_K}, gains 1. Multiplying both "
         "projections by c multiplies the plain logits by c²; the normalised logits do not move.",
     )

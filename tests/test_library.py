@@ -1,0 +1,170 @@
+"""The science library itself: the attention math, the models, the batched training."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sdpa import runtime
+from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectral_norm,
+                            jacobian_trace, qk_norm, scores, softcap, softcap_slope)
+from sdpa.experiments import (Arm, RecallExperiment, member_lrs, recall_at_init, recall_model,
+                              run_recall)
+from sdpa.models import RecallHead
+from sdpa.tasks import recall_batches
+
+# ---------------------------------------------------------------- attention math
+
+
+def test_scale_rules():
+    assert [rule.factor(64) for rule in Scale] == [1.0, 1 / 8, 1 / 64]
+    assert [rule.label for rule in Scale] == ["none", "1/√d_k", "1/d_k"]
+
+
+def test_attention_is_pytorchs_scaled_dot_product_attention():
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5, 16, generator=g, dtype=torch.float64) for _ in range(3))
+    assert torch.allclose(attention(q, k, v, 0.25), F.scaled_dot_product_attention(q, k, v))
+    assert torch.equal(scores(q, k, 0.5), (q @ k.transpose(-2, -1)) * 0.5)
+
+
+def test_jacobian_formula_matches_autograd_and_its_properties():
+    g = torch.Generator().manual_seed(0)
+    z = torch.randn(6, dtype=torch.float64, generator=g) * 2
+    p = torch.softmax(z, -1)
+    auto = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), z)
+    J = jacobian(p)
+    assert torch.allclose(J, auto, atol=1e-12)
+    assert torch.allclose(J, J.T)
+    ones = torch.ones(6, dtype=torch.float64)
+    assert torch.allclose(J @ ones, torch.zeros(6, dtype=torch.float64), atol=1e-12)
+    assert torch.linalg.eigvalsh(J).min() > -1e-12  # positive semi-definite
+    assert jacobian_trace(p).item() == pytest.approx(torch.trace(J).item())
+    tie = torch.tensor([0.5, 0.5, 0.0, 0.0], dtype=torch.float64)
+    assert jacobian_spectral_norm(tie).item() == pytest.approx(0.5)
+    uniform = torch.full((8,), 1 / 8, dtype=torch.float64)
+    assert jacobian_spectral_norm(uniform).item() == pytest.approx(1 / 8)
+    assert jacobian_trace(uniform).item() == pytest.approx(1 - 1 / 8)
+    one_hot = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
+    assert jacobian(one_hot).abs().max().item() == 0
+    rows = torch.softmax(torch.randn(200, 16, generator=g, dtype=torch.float64) * 3, -1)
+    assert jacobian_spectral_norm(rows).max().item() <= 0.5 + 1e-12
+
+
+def test_entropy_softcap_and_qk_norm():
+    assert entropy(torch.full((4,), 0.25)).item() == pytest.approx(math.log(4))
+    assert entropy(torch.tensor([1.0, 0.0])).item() == 0.0
+    z = torch.linspace(-200, 200, 101, dtype=torch.float64, requires_grad=True)
+    capped = softcap(z, 30.0)
+    assert capped.abs().max() < 30 and softcap(torch.tensor(0.1), 30.0) == pytest.approx(0.1, rel=1e-4)
+    (slope,) = torch.autograd.grad(capped.sum(), z)
+    assert torch.allclose(slope, softcap_slope(z.detach(), 30.0))
+    x = torch.randn(5, 16, generator=torch.Generator().manual_seed(1)) * 7 + 2
+    assert torch.allclose(qk_norm(x).pow(2).mean(-1), torch.ones(5), atol=1e-4)
+    assert torch.allclose(qk_norm(x, "rms"), nn.RMSNorm(16, eps=1e-6)(x), atol=1e-6)
+    assert torch.allclose(qk_norm(x, "layer").mean(-1), torch.zeros(5), atol=1e-5)
+
+
+# ---------------------------------------------------------------- runtime
+
+
+def test_seeded_builds_the_same_layer_and_restores_the_global_generator(monkeypatch):
+    monkeypatch.delenv(runtime.SEED_OFFSET_ENV, raising=False)
+    torch.manual_seed(123)
+    expected_next = torch.rand(3)
+    torch.manual_seed(123)
+    with runtime.seeded(7):
+        a = nn.Linear(8, 4)
+    assert torch.equal(torch.rand(3), expected_next), "the global generator is left as it was"
+    with runtime.seeded(7):
+        b = nn.Linear(8, 4)
+    assert torch.equal(a.weight, b.weight)
+    monkeypatch.setenv(runtime.SEED_OFFSET_ENV, "1")
+    with runtime.seeded(6):
+        c = nn.Linear(8, 4)
+    assert torch.equal(a.weight, c.weight), "the seed offset applies"
+
+
+# ---------------------------------------------------------------- the recall model
+
+
+def test_recall_head_computes_the_textbook_attention():
+    """The head's reordered products equal softmax((q @ k^T) * scale) @ v written out."""
+    with runtime.seeded(0):
+        head = RecallHead(d_model=12, d_k=8, n_values=5, scale=0.3)
+    data = recall_batches(RecallExperiment(d_model=12, n_pairs=6, batch=4).task, 0, 1)
+    query, pairs = data.tokens(0)
+    out = head(query, pairs)
+    q, k, v = head.W_Q(query)[:, None], head.W_K(pairs), head.W_V(pairs)
+    att = (q @ k.transpose(-2, -1)) * 0.3
+    p = torch.softmax(att, -1)
+    assert torch.allclose(out.scores, att[:, 0], atol=1e-5)
+    assert torch.allclose(out.logits, head.W_O(p @ v)[:, 0], atol=1e-5)
+
+
+def test_unit_and_default_initialisation():
+    experiment = RecallExperiment(d_model=256, d_k=128)
+    unit = recall_model(experiment, Arm(init="unit"), seed=0).W_Q.weight
+    default = recall_model(experiment, Arm(init="default"), seed=0).W_Q.weight
+    assert unit.var().item() == pytest.approx(1 / 256, rel=0.05)
+    assert default.var().item() == pytest.approx(1 / (3 * 256), rel=0.05)
+    assert default.abs().max() <= 1 / 16
+
+
+def separate_run(experiment: RecallExperiment, arm: Arm, lr: float, seed: int) -> list[float]:
+    """One member trained alone: a plain model, torch.optim and the usual loop."""
+    model = recall_model(experiment, arm, seed)
+    params = dict(model.named_parameters())
+    groups = [{"params": [params[name]], "lr": rate}
+              for name, rate in member_lrs(arm, lr).items() if rate is not None]
+    optimizer = torch.optim.Adam(groups) if experiment.optimizer == "adam" else \
+        torch.optim.SGD(groups)
+    data = recall_batches(experiment.task, seed, experiment.steps + 1)
+    losses = []
+    for t in range(experiment.steps + 1):
+        query, pairs = data.tokens(t)
+        loss = F.cross_entropy(model(query, pairs).logits, data.target[t])
+        losses.append(loss.item())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return losses
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_batched_training_equals_separate_runs_and_is_deterministic(monkeypatch, optimizer):
+    monkeypatch.setenv("SDPA_DEVICE", "cpu")
+    arms = (Arm(Scale.NONE), Arm(Scale.INV, lr_q=0.5, learn_scale=True),
+            Arm(Scale.INV_SQRT, init="default", k_init=2.0))
+    experiment = RecallExperiment(d_k=16, d_model=16, n_pairs=4, batch=8, steps=6,
+                                  seeds=(0, 1), lrs=(1e-2, 3e-2), arms=arms, optimizer=optimizer)
+    history = run_recall.__wrapped__(experiment)
+    for arm, lr, seed in [(arms[1], 3e-2, 1), (arms[2], 1e-2, 0), (arms[0], 3e-2, 0)]:
+        alone = torch.tensor(separate_run(experiment, arm, lr, seed))
+        batched = history.arm(arm, lr).loss[:, experiment.seeds.index(seed)]
+        assert torch.allclose(batched, alone, rtol=1e-5, atol=1e-6), (arm, lr, seed)
+    again = run_recall.__wrapped__(experiment)
+    assert torch.equal(history.metrics.loss, again.metrics.loss)
+    assert torch.equal(history.metrics.grad_q, again.metrics.grad_q)
+
+
+def test_adam_logit_scale_equals_scaled_qk_init_and_lr():
+    c = 1 / 16
+    r = c**0.5
+    arms = (Arm(Scale.INV), Arm(Scale.NONE, q_init=r, k_init=r, lr_q=r, lr_k=r))
+    history = run_recall.__wrapped__(RecallExperiment(d_k=16, d_model=16, n_pairs=4, batch=8,
+                                                      steps=20, seeds=(0,), arms=arms))
+    assert torch.allclose(history.arm(arms[0]).loss, history.arm(arms[1]).loss, rtol=1e-3,
+                          atol=1e-4)
+
+
+def test_default_init_gives_narrower_unscaled_logits():
+    arms = (Arm(Scale.NONE, init="unit"), Arm(Scale.NONE, init="default"))
+    at_init = recall_at_init(RecallExperiment(d_k=64, seeds=(0, 1, 2), arms=arms), n_batches=4)
+    unit, default = (at_init.arm(arm).record(0) for arm in arms)
+    assert (unit.max_logit > default.max_logit).all()
+    assert (unit.logit_var / default.logit_var).mean().item() == pytest.approx(9, rel=0.3)

@@ -53,7 +53,8 @@ from IPython.display import HTML, Markdown, display
 
 import sdpa
 from sdpa import survey
-from sdpa.recall import Arm, RecallConfig, run
+from sdpa.attention import Scale
+from sdpa.experiments import Arm, RecallExperiment, run_recall
 
 print("shared library:", Path(sdpa.__file__).parent.relative_to(SNIPPETS.parent))
 print("device:", sdpa.device())
@@ -94,8 +95,8 @@ for d_k in HEAD_DIMS:
         saturation.append({
             "d_k": d_k, "logits": name,
             "max_weight": rows.max_weight.mean().item(),
-            "spectral_norm": rows.jacobian["spectral_norm"].mean().item(),
-            "trace": rows.jacobian["trace"].mean().item(),
+            "spectral_norm": rows.spectral_norm.mean().item(),
+            "trace": rows.trace.mean().item(),
         })
 
 figure = sdpa.Figure(
@@ -134,16 +135,16 @@ display(HTML(figure.html))
 # value. One attention head (d_model = d_k = 64, weights initialised so that q and k
 # components have unit variance), trained with Adam for 120 steps on fresh batches, three
 # seeds per arm, all arms and seeds batched as one computation by the site's shared training
-# loop (`sdpa.recall`). The arms differ only in the factor c in softmax(c q·k).
+# loop (`sdpa.experiments.run_recall`). The arms differ only in the factor c in softmax(c q·k).
 
 # %%
 D_K = 64
-ARMS = {"c = 1": 1.0, "c = 1/√d_k": 1 / math.sqrt(D_K), "c = 1/d_k": 1 / D_K}
-config = RecallConfig(
+ARMS = {"c = 1": Arm(Scale.NONE), "c = 1/√d_k": Arm(Scale.INV_SQRT), "c = 1/d_k": Arm(Scale.INV)}
+experiment = RecallExperiment(
     d_k=D_K, d_model=64, steps=120, batch=32, record_every=5, seeds=(0, 1, 2),
-    optimizer="adam", lr=1e-2, arms=tuple(Arm(c, label=name) for name, c in ARMS.items()),
+    optimizer="adam", lrs=(1e-2,), arms=tuple(ARMS.values()),
 )
-history = run(config)
+history = run_recall(experiment)
 
 figure = sdpa.Figure(
     "lab-training",
@@ -154,26 +155,26 @@ figure = sdpa.Figure(
     size=(5.2, 3.3),
 )
 with figure as ax:
-    for a, (name, color) in enumerate(zip(ARMS, sdpa.PALETTE[1::-1] + [sdpa.PALETTE[2]])):
-        loss = history["loss"][:, a]
-        ax.plot(history["step"], loss.mean(-1), color=color, label=name)
-        ax.fill_between(history["step"], loss.amin(-1), loss.amax(-1), color=color, alpha=0.15, lw=0)
+    for (name, arm), color in zip(ARMS.items(), sdpa.PALETTE[1::-1] + [sdpa.PALETTE[2]]):
+        loss = history.arm(arm).loss  # (recorded steps, seeds)
+        ax.plot(history.step, loss.mean(-1), color=color, label=name)
+        ax.fill_between(history.step, loss.amin(-1), loss.amax(-1), color=color, alpha=0.15, lw=0)
     ax.axhline(math.log(32), color=sdpa.INK, ls=":", lw=1)
     ax.set(xlabel="step", ylabel="training loss")
     ax.legend()
 display(HTML(figure.html))
 
 # %%
-training = [
-    {
+training = []
+for name, arm in ARMS.items():
+    curves = history.arm(arm)  # every field: (recorded steps, seeds)
+    training.append({
         "arm": name,
-        "entropy_at_init": history["entropy"][0, a].mean().item(),
-        "grad_q_over_grad_v_at_init": (history["grad_q"][0, a] / history["grad_v"][0, a]).mean().item(),
-        "final_loss": history["loss"][-1, a].mean().item(),
-        "final_accuracy": history["accuracy"][-1, a].mean().item(),
-    }
-    for a, name in enumerate(ARMS)
-]
+        "entropy_at_init": curves.entropy[0].mean().item(),
+        "grad_q_over_grad_v_at_init": (curves.grad_q[0] / curves.grad_v[0]).mean().item(),
+        "final_loss": curves.loss[-1].mean().item(),
+        "final_accuracy": curves.accuracy[-1].mean().item(),
+    })
 display(Markdown(sdpa.markdown_table(
     ["arm", "attention entropy at step 0 (nats)", "‖∇W_Q‖ / ‖∇W_V‖ at step 0", "final loss", "final accuracy"],
     [(r["arm"], r["entropy_at_init"], r["grad_q_over_grad_v_at_init"], r["final_loss"], r["final_accuracy"])

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from sdpa import runtime, survey
+from sdpa.attention import Scale
 
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims
@@ -63,7 +64,7 @@ def test_exact_share_within_one_matches_an_independent_simulation(run_snippet):
 def test_gap_grows_like_sqrt_dk_far_above_20_at_128_and_under_20_with_default_init(run_snippet):
     rows = run_snippet("derivation/gap_ratio.py").namespace["result"]
     at = {(r["n"], r["d_k"]): r for r in rows}
-    gaps = survey.rows(128, survey.factor("none", 128), 64).gap
+    gaps = survey.rows(128, survey.factor(Scale.NONE, 128), 64).gap
     se = survey.standard_error(gaps, torch.median)
     assert at[(64, 128)]["gap_unscaled"] == pytest.approx(gaps.median().item())
     # The correction: in rows of 64 keys at d_k = 128 the median gap is more than twice 20 with
@@ -117,9 +118,9 @@ def test_only_inverse_sqrt_keeps_unit_variance(run_snippet):
     rows = run_snippet("derivation/scale_choice.py").namespace["result"]
     for r in rows:
         d_k = r["d_k"]
-        expected = {"none": d_k, "1/sqrt(d_k)": 1.0, "1/d_k": 1.0 / d_k}[r["scaling"]]
+        expected = {Scale.NONE: d_k, Scale.INV_SQRT: 1.0, Scale.INV: 1.0 / d_k}[r["scale"]]
         assert r["variance"] == pytest.approx(expected, rel=0.15)
-    sharpest = {r["d_k"]: r["max_weight"] for r in rows if r["scaling"] == "none"}
+    sharpest = {r["d_k"]: r["max_weight"] for r in rows if r["scale"] is Scale.NONE}
     assert sharpest[512] > sharpest[8], "unscaled rows sharpen as d_k grows"
 
 

@@ -37,30 +37,30 @@ def test_unscaled_rows_saturate_as_dk_grows_and_scaled_rows_do_not(run_snippet):
     dims = namespace["HEAD_DIMS"]
     assert dims == [8, 16, 32, 64, 128, 256, 512]
     for init in ("unit", "default"):
-        none = [at[d, "none", init] for d in dims]
+        none = [at[d, NONE, init] for d in dims]
         for a, b in zip(none, none[1:]):  # every number moves towards one-hot
             assert b["max_weight"] > a["max_weight"] and b["entropy"] < a["entropy"]
             assert b["effective_keys"] < a["effective_keys"] and b["one_hot"] >= a["one_hot"]
     # Unit variance: fewer than two keys in play from d_k = 64 on; one-hot rows a fifth at 64,
     # a third at 128, about half at 256, more than half at 512.
-    assert all(at[d, "none", "unit"]["effective_keys"] < 2 for d in dims if d >= 64)
-    one_hot = {d: (at[d, "none", "unit"]["one_hot"], _one_hot_se(d, "none", "unit")) for d in dims}
+    assert all(at[d, NONE, "unit"]["effective_keys"] < 2 for d in dims if d >= 64)
+    one_hot = {d: (at[d, NONE, "unit"]["one_hot"], _one_hot_se(d, NONE, "unit")) for d in dims}
     assert 1 / 6 < one_hot[64][0] < 1 / 4 and 4 * one_hot[64][1] < 0.05
     assert 0.25 < one_hot[128][0] < 0.4 and 4 * one_hot[128][1] < 0.06
     assert 0.4 < one_hot[256][0] < 0.6 and 0.5 < one_hot[512][0] - 4 * one_hot[512][1]
     # Default init at 128: about one row in a hundred one-hot, a handful of keys in play.
-    default = at[128, "none", "default"]
-    assert 0.002 < default["one_hot"] < 0.02 and 4 * _one_hot_se(128, "none", "default") < 0.01
+    default = at[128, NONE, "default"]
+    assert 0.002 < default["one_hot"] < 0.02 and 4 * _one_hot_se(128, NONE, "default") < 0.01
     assert 3 <= default["effective_keys"] <= 8
     # Scaled: nothing depends on d_k, about 40 of 64 keys in play, no one-hot row, not uniform.
-    scaled = [at[d, "1/sqrt(d_k)", "unit"] for d in dims]
+    scaled = [at[d, SQRT, "unit"] for d in dims]
     for key in ("max_weight", "entropy", "effective_keys"):
         values = [r[key] for r in scaled]
         assert max(values) / min(values) < 1.1, "scaled rows should not depend on d_k"
     assert all(35 < r["effective_keys"] < 45 and r["one_hot"] == 0 for r in scaled)
     assert all(r["entropy"] < math.log(64) - 0.2 for r in scaled)
     # 1/d_k drifts towards the uniform row.
-    by_d = [at[d, "1/d_k", "unit"]["effective_keys"] for d in dims]
+    by_d = [at[d, INV, "unit"]["effective_keys"] for d in dims]
     assert by_d == sorted(by_d) and by_d[-1] > 63
 
 
@@ -68,9 +68,9 @@ def test_a_typical_key_gets_almost_no_weight_without_the_divisor(run_snippet):
     at = {(r["d_k"], r["rule"], r["init"]): r
           for r in run_snippet("failure-modes/saturation.py").namespace["result"]}
     # "about 1e-7 of the uniform weight at d_k = 64 and 1e-10 at 128" (to the order of magnitude)
-    assert 1e-8 < at[64, "none", "unit"]["key_weight"] < 1e-6
-    assert 1e-11 < at[128, "none", "unit"]["key_weight"] < 1e-9
-    assert all(r["key_weight"] > 0.5 for (_, rule, _), r in at.items() if rule == "1/sqrt(d_k)")
+    assert 1e-8 < at[64, NONE, "unit"]["key_weight"] < 1e-6
+    assert 1e-11 < at[128, NONE, "unit"]["key_weight"] < 1e-9
+    assert all(r["key_weight"] > 0.5 for (_, rule, _), r in at.items() if rule == SQRT)
     # The logit gradient of a key is proportional to its weight: p_j (g_j - p.g).
     g = runtime.generator(0)
     z, upstream = torch.randn(7, dtype=torch.float64, generator=g), torch.randn(7, generator=g)
@@ -85,7 +85,7 @@ def test_a_typical_key_gets_almost_no_weight_without_the_divisor(run_snippet):
 def test_jacobian_curve_small_at_both_ends_and_where_rows_sit(run_snippet):
     result = run_snippet("failure-modes/jacobian.py").namespace["result"]
     curve = result["curve"]
-    marked = {(r["marker"].scaled, r["marker"].init, r["marker"].d_k): r for r in result["marked"]}
+    marked = {(r["d_k"], r["rule"], r["init"]): r for r in result["marked"]}
     norms = [r["spectral_norm"] for r in curve]
     peak = max(norms)
     assert peak < 0.5
@@ -94,14 +94,14 @@ def test_jacobian_curve_small_at_both_ends_and_where_rows_sit(run_snippet):
     assert curve[0]["trace"] == pytest.approx(1 - 1 / 64, rel=0.01)
     traces = [r["trace"] for r in curve]
     assert all(b <= a + 1e-9 for a, b in zip(traces, traces[1:]))  # trace falls steadily
-    scaled = marked["scaled, d_k = 128"]
-    for name, r in marked.items():
-        if name.startswith("unscaled"):
+    scaled = marked[128, SQRT, "unit"]
+    for (_, rule, init), r in marked.items():
+        if rule is NONE:
             assert r["spectral_norm"] > scaled["spectral_norm"]  # the surprise in the prose
             assert r["trace"] < scaled["trace"]
             if init == "unit":
                 assert r["trace"] < 0.5 * scaled["trace"]  # "most of it with unit initialisation"
-    assert norms[-1] < marked[(False, "unit", 128)]["spectral_norm"]
+    assert norms[-1] < marked[128, NONE, "unit"]["spectral_norm"]
 
 
 # ---------------------------------------------------------------- gradients at init

@@ -11,6 +11,7 @@ import math
 
 import sdpa
 from sdpa import survey
+from sdpa.attention import Scale
 
 HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512]
 ROW_LENGTHS = [8, 64, 512]
@@ -22,9 +23,9 @@ def median_gap(d_k, rule, init="unit", n=TABLE_N):
 
 
 result = [
-    {"n": n, "d_k": d_k, "gap_unscaled": median_gap(d_k, "none", n=n),
-     "gap_default_init": median_gap(d_k, "none", "default", n=n),
-     "gap_scaled": median_gap(d_k, "1/sqrt(d_k)", n=n)}
+    {"n": n, "d_k": d_k, "gap_unscaled": median_gap(d_k, Scale.NONE, n=n),
+     "gap_default_init": median_gap(d_k, Scale.NONE, "default", n=n),
+     "gap_scaled": median_gap(d_k, Scale.INV_SQRT, n=n)}
     for n in ROW_LENGTHS for d_k in HEAD_DIMS
 ]
 

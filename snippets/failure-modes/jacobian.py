@@ -12,41 +12,46 @@ import torch
 
 import sdpa
 from sdpa import survey
-from sdpa.softmax import jacobian_stats
+from sdpa.attention import Scale, jacobian_spectral_norm, jacobian_trace
 
+generator = sdpa.seed(4)
 N_KEYS, N_ROWS = 64, 128
 LOGIT_STDS = torch.logspace(-2, 1.5, 29).tolist()
-#: label: (d_k, scale rule, initialisation) of the survey rows to mark
-MARKED = {"scaled, d_k = 128": (128, "1/sqrt(d_k)", "unit")}
-for d_k in (64, 128):
-    MARKED[f"unscaled, unit init, d_k = {d_k}"] = (d_k, "none", "unit")
-    MARKED[f"unscaled, default init, d_k = {d_k}"] = (d_k, "none", "default")
+#: (d_k, scale rule, initialisation) of the survey rows to mark
+MARKED = [(128, Scale.INV_SQRT, "unit")] + [
+    (d_k, Scale.NONE, init) for d_k in (64, 128) for init in ("unit", "default")
+]
 
 
-def jacobian_curve(stds, seed=4):
-    generator = sdpa.seed(seed)
+def jacobian_curve(generator, stds):
     g = torch.randn(N_ROWS, N_KEYS, generator=generator, dtype=torch.float64).to(sdpa.device())
     rows = []
     for s in stds:
-        stats = jacobian_stats(torch.softmax(s * g, dim=-1))
-        rows.append({"std": s, "spectral_norm": stats["spectral_norm"].mean().item(), "trace": stats["trace"].mean().item()})
+        p = torch.softmax(s * g, dim=-1)
+        rows.append({"std": s, "spectral_norm": jacobian_spectral_norm(p).mean().item(),
+                     "trace": jacobian_trace(p).mean().item()})
     return rows
 
 
 def marked(d_k, rule, init):
     rows = survey.rows(d_k, survey.factor(rule, d_k, init), N_KEYS)
     return {"d_k": d_k, "rule": rule, "init": init, "std": rows.z.std().item(),
-            "spectral_norm": rows.jacobian["spectral_norm"].mean().item(),
-            "trace": rows.jacobian["trace"].mean().item()}
+            "spectral_norm": rows.spectral_norm.mean().item(), "trace": rows.trace.mean().item()}
 
 
-result = {"curve": jacobian_curve(LOGIT_STDS),
-          "marked": {name: marked(*arm) for name, arm in MARKED.items()}}
+def label(r):
+    if r["rule"] is Scale.NONE:
+        return f"unscaled, {r['init']} init, d_k = {r['d_k']}"
+    return f"scaled, d_k = {r['d_k']}"
+
+
+result = {"curve": jacobian_curve(generator, LOGIT_STDS),
+          "marked": [marked(*arm) for arm in MARKED]}
 
 print(
     sdpa.markdown_table(
         ["row", "logit std", "spectral norm of J", "trace of J"],
-        [(name, r["std"], r["spectral_norm"], r["trace"]) for name, r in result["marked"].items()],
+        [(label(r), r["std"], r["spectral_norm"], r["trace"]) for r in result["marked"]],
         caption=f"Mean over the survey's {survey.N_ROWS:,} rows of {N_KEYS} keys (the saturation "
         f"table's rows). A uniform row has spectral norm 1/{N_KEYS} ≈ {1 / N_KEYS:.3f}; the "
         "largest possible is 1/2.",
@@ -59,21 +64,22 @@ figure = sdpa.Figure(
     "the standard deviation of the logits (log scale). The spectral norm is small at both ends "
     f"(1/{N_KEYS} for a flat row, towards 0 for a one-hot row) and peaks at a few units, where "
     "two or three keys compete; the dotted line is its ceiling 1/2, a two-way tie. The trace, "
-    f"the sum over all directions, is largest for a flat row (1 − 1/{N_KEYS}) and falls steadily. "
-    "Markers: where scaled and unscaled rows of real heads start.",
+    f"the sum over all directions, is largest for a flat row (1 − 1/{N_KEYS}) and falls "
+    "steadily. Markers: where scaled and unscaled rows of real heads start.",
     alt="Two curves against logit scale: the trace starts near 1 and falls as the scale grows; "
     "the spectral norm starts near zero, peaks at a few units and falls again; markers show the "
     "scaled rows at scale 1 and the unscaled rows at larger scales.",
     size=(6.2, 3.6),
 )
 with figure as ax:
-    stds = [r["std"] for r in result["curve"]]
-    ax.plot(stds, [r["spectral_norm"] for r in result["curve"]], color=sdpa.PALETTE[0], label="spectral norm")
-    ax.plot(stds, [r["trace"] for r in result["curve"]], color=sdpa.PALETTE[1], label="trace")
+    curve = result["curve"]
+    stds = [r["std"] for r in curve]
+    ax.plot(stds, [r["spectral_norm"] for r in curve], color=sdpa.PALETTE[0], label="spectral norm")
+    ax.plot(stds, [r["trace"] for r in curve], color=sdpa.PALETTE[1], label="trace")
     ax.axhline(0.5, color=sdpa.INK, ls=":", lw=1, label="two-way tie, 1/2")
     ax.axhline(1 / N_KEYS, color=sdpa.INK, ls="--", lw=0.8, label=f"uniform, 1/{N_KEYS}")
-    for (name, r), color, marker in zip(result["marked"].items(), sdpa.PALETTE[2:], "osD^v"):
-        ax.plot([r["std"]], [r["spectral_norm"]], marker, color=color, ms=7, label=name)
+    for r, color, marker in zip(result["marked"], sdpa.PALETTE[2:], "osD^v"):
+        ax.plot([r["std"]], [r["spectral_norm"]], marker, color=color, ms=7, label=label(r))
         ax.plot([r["std"]], [r["trace"]], marker, color=color, ms=7)
     ax.set(xscale="log", xlabel="logit standard deviation s", ylabel="size of J", ylim=(0, 1.0))
     ax.legend(fontsize=7, loc="upper left")

@@ -14,13 +14,14 @@ import math
 
 import sdpa
 from sdpa import survey
+from sdpa.attention import Scale
 
 HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512]
 TABLE_DIMS = [8, 64, 128, 512]
 N_KEYS = 64
 #: (label, scale rule, initialisation)
-ARMS = [("q·k, unit init", "none", "unit"), ("q·k, default init", "none", "default"),
-        ("q·k/√d_k", "1/sqrt(d_k)", "unit"), ("q·k/d_k", "1/d_k", "unit")]
+ARMS = [("q·k, unit init", Scale.NONE, "unit"), ("q·k, default init", Scale.NONE, "default"),
+        ("q·k/√d_k", Scale.INV_SQRT, "unit"), ("q·k/d_k", Scale.INV, "unit")]
 
 
 def saturation(d_k, rule, init):

@@ -11,6 +11,7 @@ import math
 
 import sdpa
 from sdpa import survey
+from sdpa.attention import Scale
 
 HEAD_DIMS = [8, 64, 128]
 N_KEYS = 64
@@ -21,8 +22,8 @@ def survey_rows(d_k, rule, init="unit"):
 
 
 def numbers(d_k):
-    unit, scaled = survey_rows(d_k, "none"), survey_rows(d_k, "1/sqrt(d_k)")
-    default = survey_rows(d_k, "none", "default")
+    unit, scaled = survey_rows(d_k, Scale.NONE), survey_rows(d_k, Scale.INV_SQRT)
+    default = survey_rows(d_k, Scale.NONE, "default")
     gap = unit.gap.median().item()
     return {"d_k": d_k, "std": survey.spread(d_k), "sqrt_d_k": math.sqrt(d_k), "median_gap": gap,
             "weight_ratio": math.exp(gap), "median_gap_default": default.gap.median().item(),

@@ -8,7 +8,7 @@ the rule, and ``1/3`` for PyTorch's default ``nn.Linear`` initialisation, whose 
 components have variance 1/3 each (see the derivation page). So the arms of a comparison
 see the same draw, and a number quoted on two pages is one measurement::
 
-    rows = survey.rows(128, survey.factor("none", 128))   # unscaled, unit-variance q and k
+    rows = survey.rows(128, survey.factor(Scale.NONE, 128))  # unscaled, unit-variance q, k
     rows.one_hot()                     # share of rows whose largest weight is above 0.99
     rows.effective_keys.median()       # exp(entropy): how many keys a row really reads
 
@@ -24,8 +24,7 @@ from functools import cache, cached_property
 import torch
 
 from sdpa import runtime
-from sdpa.attention import SCALINGS, entropy
-from sdpa.softmax import jacobian_stats
+from sdpa.attention import Scale, entropy, jacobian_spectral_norm, jacobian_trace
 
 N_ROWS, KEY_SETS = 1024, 32
 #: The logit factor of each initialisation: sigma_q * sigma_k of the q and k components.
@@ -35,9 +34,9 @@ ONE_HOT = 0.99
 SPREAD_TOKENS = 1000
 
 
-def factor(rule: str, d_k: int, init: str = "unit") -> float:
-    """The factor on unit-variance logits for a scale rule (``SCALINGS``) and an init."""
-    return SCALINGS[rule](d_k) * INITS[init]
+def factor(rule: Scale, d_k: int, init: str = "unit") -> float:
+    """The factor on unit-variance logits for a scale rule and an initialisation."""
+    return rule.factor(d_k) * INITS[init]
 
 
 @cache
@@ -94,9 +93,14 @@ class Rows:
         return (self.p * self.p.shape[-1]).flatten()
 
     @cached_property
-    def jacobian(self) -> dict[str, torch.Tensor]:
-        """Spectral norm and trace of the softmax Jacobian diag(p) - p p^T, per row."""
-        return jacobian_stats(self.p)
+    def spectral_norm(self) -> torch.Tensor:
+        """The spectral norm of each row's softmax Jacobian diag(p) - p p^T."""
+        return jacobian_spectral_norm(self.p)
+
+    @property
+    def trace(self) -> torch.Tensor:
+        """The trace of each row's softmax Jacobian, 1 - ||p||^2."""
+        return jacobian_trace(self.p)
 
     def one_hot(self, threshold: float = ONE_HOT) -> float:
         """The share of rows whose largest weight is above ``threshold``."""

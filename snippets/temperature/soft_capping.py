@@ -14,9 +14,9 @@ import math
 import torch
 
 import sdpa
-from sdpa.softmax import jacobian
-from sdpa.temperature import softcap
+from sdpa.attention import jacobian, softcap, softcap_slope
 
+generator = sdpa.seed(14)
 CAPS = [50.0, 30.0]
 SPREADS = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
 TABLE_SPREADS = [1.0, 5.0, 20.0, 50.0, 100.0]
@@ -28,14 +28,14 @@ def row_norms(z, cap):
     if cap is None:
         capped, slope = z, torch.ones_like(z)
     else:
-        capped, slope = softcap(z, cap), 1 - torch.tanh(z / cap) ** 2
+        capped, slope = softcap(z, cap), softcap_slope(z, cap)
     p = torch.softmax(capped, -1)
     return capped, p.max(-1).values, (jacobian(p) * slope.unsqueeze(-2)).norm(dim=(-2, -1))
 
 
-def measure_capping(seed=14):
-    generator = sdpa.seed(seed)
-    base = torch.randn(N_ROWS, N_KEYS, generator=generator, dtype=torch.float64).to(sdpa.device())
+def measure_capping(generator):
+    base = torch.randn(N_ROWS, N_KEYS, generator=generator, dtype=torch.float64)
+    base = base.to(sdpa.device())
     rows = []
     for spread in SPREADS:
         _, top, uncapped = row_norms(base * spread, None)
@@ -52,7 +52,7 @@ def measure_capping(seed=14):
     return rows
 
 
-result = measure_capping()
+result = measure_capping(generator)
 
 
 def pick(spread, cap):
@@ -61,12 +61,13 @@ def pick(spread, cap):
 
 figure = sdpa.Figure(
     "temperature-soft-capping",
-    caption="Left: the capped logit c·tanh(z/c) against the raw logit z, for Gemma 2's cap (50) and "
-    "Grok-1's (30). Right: its slope, sech²(z/c), which multiplies the gradient reaching z. Below "
-    "about c/3 the cap is nearly the identity; beyond c it flattens and the slope falls to zero.",
-    alt="Left: two S-shaped curves that follow the diagonal near zero and level off at plus and minus "
-    "50 and 30. Right: two bell-shaped slope curves equal to 1 at zero and falling towards 0 beyond "
-    "the cap.",
+    caption="Left: the capped logit c·tanh(z/c) against the raw logit z, for Gemma 2's cap (50) "
+    "and Grok-1's (30). Right: its slope, sech²(z/c), which multiplies the gradient reaching z. "
+    "Below about c/3 the cap is nearly the identity; beyond c it flattens and the slope falls to "
+    "zero.",
+    alt="Left: two S-shaped curves that follow the diagonal near zero and level off at plus and "
+    "minus 50 and 30. Right: two bell-shaped slope curves equal to 1 at zero and falling towards "
+    "0 beyond the cap.",
     ncols=2,
     size=(7.6, 3.0),
 )
@@ -75,7 +76,7 @@ with figure as (left, right):
     left.plot(raw, raw, ":", color=sdpa.INK, lw=0.9, label="no cap")
     for color, cap in zip(sdpa.PALETTE, CAPS):
         left.plot(raw, softcap(raw, cap), color=color, label=f"c = {cap:g}")
-        right.plot(raw, 1 - torch.tanh(raw / cap) ** 2, color=color, label=f"c = {cap:g}")
+        right.plot(raw, softcap_slope(raw, cap), color=color, label=f"c = {cap:g}")
     left.set(xlabel="raw logit z", ylabel="capped logit", ylim=(-80, 80))
     right.set(xlabel="raw logit z", ylabel="slope sech²(z/c)")
     left.legend()

@@ -113,7 +113,11 @@ def built_site(tmp_path_factory) -> Path:
 
     The build runs in this process, through MkDocs' own API, so the experiments that the
     library memoises are computed once for the build and the snippet tests together.
+    ``SDPA_BUILT_SITE=<folder>`` takes a site you built yourself instead (to iterate on the
+    site's tests without rebuilding; never set in CI).
     """
+    if os.environ.get("SDPA_BUILT_SITE"):
+        return Path(os.environ["SDPA_BUILT_SITE"]).resolve()
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 

@@ -375,3 +375,25 @@ def test_search_finds_the_page(browser, site_url, query, expected):
         context.close()
     assert any(h.rstrip("/").endswith(expected.rstrip("/")) for h in hrefs), (
         f"search for {query!r} did not list {expected}: {hrefs}")
+
+
+def test_a_glossary_term_shows_its_definition_on_keyboard_focus(browser, site_url):
+    from sitebuild.glossary import definitions
+
+    glossary, _ = definitions((DOCS.parent / "includes" / "glossary.md").read_text().splitlines())
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    try:
+        page.goto(site_url + "derivation/", wait_until="load")
+        focusable = page.locator(".md-content abbr[tabindex='0']").all_text_contents()
+        assert focusable and len(focusable) == len(set(focusable)), f"one tab stop per term: {focusable}"
+        for _ in range(80):  # Tab through the page, as a keyboard user would, to the first term
+            page.keyboard.press("Tab")
+            term = page.evaluate("document.activeElement.tagName === 'ABBR' && document.activeElement.textContent")
+            if term:
+                break
+        assert term, "no glossary term reached with the Tab key"
+        tooltip = page.locator("[role=tooltip]").filter(has_text=glossary.get(term, glossary.get(term[:-1], "?"))[:40])
+        tooltip.first.wait_for(state="visible", timeout=5_000)
+    finally:
+        context.close()

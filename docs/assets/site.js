@@ -1,6 +1,7 @@
-// Fixes for things Material for MkDocs 9.8 leaves out. axe-core flags the first two as
-// serious: the search dialog has no accessible name, and a table wider than its column
-// scrolls inside a box that keyboard users cannot reach. The third stands in for the
+// Glossary terms take keyboard focus (below). Then fixes for things Material for MkDocs 9.8
+// leaves out. axe-core flags the first two as serious: the search dialog has no accessible
+// name, and a table wider than its column scrolls inside a box that keyboard users cannot
+// reach. The third stands in for the
 // `autocomplete="off"` that sitebuild/valid_html.py removes from Material's checkbox
 // toggles (invalid there): a page reloaded or restored from the back-forward cache opens
 // with the navigation drawer and the search closed.
@@ -8,6 +9,16 @@
   // Boxes that scroll sideways: Material's table wrapper.
   var SCROLL_BOXES = ".md-typeset__scrollwrap:not([tabindex])";
   function fix() {
+    // Glossary terms (abbr, sitebuild/glossary.py): the first occurrence of each on the page
+    // takes keyboard focus, which shows its definition; one tab stop per term.
+    if (!document.querySelector(".md-content abbr[tabindex]")) {
+      var seen = {};
+      document.querySelectorAll(".md-content abbr").forEach(function (abbr) {
+        if (seen[abbr.textContent]) return;
+        seen[abbr.textContent] = true;
+        abbr.setAttribute("tabindex", "0");
+      });
+    }
     document.querySelectorAll('.md-search[role="dialog"]:not([aria-label])').forEach(function (dialog) {
       dialog.setAttribute("aria-label", "Search");
     });

@@ -41,6 +41,8 @@ from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 from matplotlib.figure import Figure as _MplFigure  # noqa: E402
 from matplotlib.patches import Polygon  # noqa: E402
 
+from sdpa.tables import caption_html  # noqa: E402
+
 #: Colour of text, axes and ticks; the site swaps it for ``currentColor`` so that the
 #: figure takes the page's foreground colour in light and in dark mode.
 INK = "#010203"
@@ -165,7 +167,7 @@ def _wrap(name: str, wide: str, narrow: str | None, caption: str, data: str) -> 
         body = (f'<div class="sdpa-wide">\n{wide}\n</div>\n'
                 f'<div class="sdpa-narrow">\n{narrow}\n</div>')
     return (f'<figure class="sdpa-figure" id="fig-{name}">\n{body}\n'
-            f'<figcaption>{caption}</figcaption>\n'
+            f'<figcaption>{caption_html(caption)}</figcaption>\n'
             f'<script type="text/csv" class="sdpa-figure-data">\n{data}</script>\n</figure>\n')
 
 

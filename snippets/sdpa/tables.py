@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
+
+_BARE_LT = re.compile(r"<(?![A-Za-z/!])")
+_BARE_AMP = re.compile(r"&(?!(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#x[0-9A-Fa-f]+);)")
+
+
+def caption_html(text: str) -> str:
+    """A caption as HTML: tags such as ``<code>`` pass; a ``<`` or ``&`` that starts no
+    tag or entity is escaped (``P(|z| < 1)`` stays valid HTML)."""
+    return _BARE_LT.sub("&lt;", _BARE_AMP.sub("&amp;", text))
 
 
 def fmt(value: object, digits: int = 3) -> str:
@@ -20,6 +30,12 @@ def fmt(value: object, digits: int = 3) -> str:
     return f"{value:.{digits}g}" if abs(value) < 10**digits else f"{value:,.0f}"
 
 
+def _cell(value: object, digits: int) -> str:
+    """One table cell: a ``|`` outside code spans is escaped, so it cannot split the row."""
+    parts = fmt(value, digits).split("`")
+    return "`".join(part if i % 2 else part.replace("|", "\\|") for i, part in enumerate(parts))
+
+
 def markdown_table(
     headers: Sequence[str],
     rows: Iterable[Sequence[object]],
@@ -29,7 +45,8 @@ def markdown_table(
     caption: str | None = None,
 ) -> str:
     """A Markdown table. ``align`` is one letter per column: l, c or r (numbers: r)."""
-    rows = [[fmt(cell, digits) for cell in row] for row in rows]
+    headers = [_cell(header, digits) for header in headers]
+    rows = [[_cell(cell, digits) for cell in row] for row in rows]
     align = align or "l" + "r" * (len(headers) - 1)
     if len(align) != len(headers) or any(len(row) != len(headers) for row in rows):
         raise ValueError("every row and the alignment need one entry per header")
@@ -41,5 +58,5 @@ def markdown_table(
     ]
     table = "\n".join(lines) + "\n"
     if caption:
-        table = f"{table}\n<p class=\"sdpa-caption\">{caption}</p>\n"
+        table = f"{table}\n<p class=\"sdpa-caption\">{caption_html(caption)}</p>\n"
     return table

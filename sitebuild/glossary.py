@@ -1,0 +1,116 @@
+"""The glossary: every term defined once, shown on hover and focus, listed on one page.
+
+The definitions live in ``includes/glossary.md`` as Markdown abbreviations
+(``*[logit]: A raw score ...``), which ``pymdownx.snippets`` appends to every page
+(``auto_append`` in mkdocs.yml); Python-Markdown's ``abbr`` extension then wraps each
+occurrence of a term in the page's text in ``<abbr title="...">``, and Material's
+``content.tooltips`` shows the definition. Code, math and raw HTML are left alone
+(``abbr`` skips them). This Markdown extension, registered by the hook below, adds:
+
+* **aliases and plurals**: a definition that is another term's name (``*[μP]: muP``)
+  borrows that term's definition, and a lower-case term also matches its plural
+  (``logits``, ``attention heads``);
+* **headings and links stay plain**: a term is not marked inside a heading (its anchor
+  and the table of contents keep their plain text) or inside a link;
+* (``docs/assets/site.js`` makes the first occurrence of each term on a page take
+  keyboard focus, which shows its tooltip too; the others show it on hover. One tab stop
+  per term, not one per occurrence: ``d_k`` alone occurs hundreds of times);
+* **the Glossary page**: a line ``<!-- glossary -->`` becomes the list of every term
+  and its definition, in the file's order.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as etree
+
+from markdown import Extension
+from markdown.preprocessors import Preprocessor
+from markdown.treeprocessors import Treeprocessor
+
+DEFINITION = re.compile(r"^\*\[(?P<term>[^\]]+)\]:[ ]*(?P<text>.+)$")
+MARKER = "<!-- glossary -->"
+_PLURAL = re.compile(r"^[a-z][a-z -]*[a-rt-z]$")  # lower-case words not ending in s
+
+
+def definitions(lines: list[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The terms defined in ``lines`` with their definitions (aliases resolved), and each
+    term's aliases."""
+    found = {m["term"]: m["text"].strip() for m in map(DEFINITION.match, lines) if m}
+    aliases: dict[str, list[str]] = {}
+    for term, text in found.items():
+        if text in found:
+            aliases.setdefault(text, []).append(term)
+    return {term: found.get(text, text) for term, text in found.items()}, aliases
+
+
+class _Definitions(Preprocessor):
+    """Resolve aliases, add plurals, and write the Glossary page's list."""
+
+    def run(self, lines: list[str]) -> list[str]:
+        terms, aliases = definitions(lines)
+        if not terms:
+            return lines
+        kept = [line for line in lines if not DEFINITION.match(line)]
+        plurals = {f"{t}s": text for t, text in terms.items() if _PLURAL.match(t)}
+        glossary = [f"*[{term}]: {text}" for term, text in {**plurals, **terms}.items()]
+        if MARKER in (line.strip() for line in kept):
+            listed = [t for t in terms if not any(t in names for names in aliases.values())]
+            entries = "".join(
+                f'<dt id="{_slug(term)}">{html.escape(", ".join([term, *aliases.get(term, [])]))}</dt>'
+                f"<dd>{html.escape(terms[term])}</dd>"
+                for term in listed
+            )
+            kept = [f'<dl class="sdpa-glossary">{entries}</dl>' if line.strip() == MARKER else line
+                    for line in kept]
+        return [*kept, "", *glossary]
+
+
+def _slug(term: str) -> str:
+    return "term-" + re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
+
+
+class _PlainHeadingsAndLinks(Treeprocessor):
+    """After ``abbr``: a term inside a heading or a link goes back to plain text."""
+
+    PLAIN = {"a", "h1", "h2", "h3", "h4", "h5", "h6"}
+
+    def run(self, root: etree.Element) -> None:
+        parents = {child: parent for parent in root.iter() for child in parent}
+        for abbr in list(root.iter("abbr")):
+            node = abbr
+            while node in parents and node.tag not in self.PLAIN:
+                node = parents[node]
+            if node.tag in self.PLAIN:
+                _unwrap(abbr, parents[abbr])
+
+
+def _unwrap(element: etree.Element, parent: etree.Element) -> None:
+    """Replace ``element`` by its text (a term has no children)."""
+    index = list(parent).index(element)
+    text = (element.text or "") + (element.tail or "")
+    if index == 0:
+        parent.text = (parent.text or "") + text
+    else:
+        previous = parent[index - 1]
+        previous.tail = (previous.tail or "") + text
+    parent.remove(element)
+
+
+class GlossaryExtension(Extension):
+    def extendMarkdown(self, md) -> None:  # noqa: N802 (Python-Markdown's name)
+        # After pymdownx.snippets (32) has appended the glossary, before abbr reads it.
+        md.preprocessors.register(_Definitions(md), "sdpa_glossary", 31)
+        # After abbr (7) has marked the terms, before toc (5) reads the headings.
+        md.treeprocessors.register(_PlainHeadingsAndLinks(md), "sdpa_glossary_terms", 6)
+
+
+def makeExtension(**kwargs) -> GlossaryExtension:  # noqa: N802 (Python-Markdown's entry point)
+    return GlossaryExtension(**kwargs)
+
+
+def on_config(config):
+    if not any(isinstance(extension, GlossaryExtension) for extension in config.markdown_extensions):
+        config.markdown_extensions.append(GlossaryExtension())
+    return config

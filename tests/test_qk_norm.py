@@ -30,10 +30,10 @@ def test_logit_growth_at_high_lr(run_snippet):
     result = run_snippet("qk-norm/logit_growth.py").namespace["result"]
     curves = result["curves"]
     assert result["lr"] == max(PAGE_SWEEP.lrs)
-    for name in (BASE, NO_SCALE):  # four to five orders of magnitude, into the thousands
+    for name in (BASE, NO_SCALE):  # four orders of magnitude or more, hundreds or thousands
         c = curves[name]
-        assert c["mean"][-1] > 1000
-        assert 1e4 <= c["mean"][-1] / c["mean"][0] < 1e6
+        assert c["mean"][-1] > 100
+        assert c["mean"][-1] / c["mean"][0] >= 1e4
     for name in (QK, QK_NO_SCALE):  # within the bound, at every step and seed
         c = curves[name]
         assert c["qk_norm"]
@@ -42,7 +42,8 @@ def test_logit_growth_at_high_lr(run_snippet):
         assert max(max(s) for s in c["per_seed"]) < 100  # "in the tens at most"
     cap = curves[CAP]
     assert max(max(s) for s in cap["per_seed"]) <= cap["softcap"] * (1 + 1e-6)
-    assert cap["raw_final"] > 1000 and cap["raw_final"] > curves[BASE]["mean"][-1] / 3
+    # "much as in the plain arm, into the hundreds"
+    assert cap["raw_final"] > 100 and cap["raw_final"] > curves[BASE]["mean"][-1] / 3
 
 
 def test_qk_norm_bound_at_initialisation_is_sqrt_dk():
@@ -57,7 +58,7 @@ def test_qk_norm_bound_at_initialisation_is_sqrt_dk():
 
 def test_head_entropy_collapse(run_snippet):
     arms = run_snippet("qk-norm/entropy.py").namespace["result"]["arms"]
-    assert arms[BASE]["final_min"] < 0.01, "a 1/sqrt(d_k) head collapses to a one-hot row"
+    assert arms[BASE]["final_min"] < 0.05, "a 1/sqrt(d_k) head collapses to a one-hot row"
     assert arms[QK]["final_min"] > 0.5, "every QK-norm head keeps more than half a nat"
     # Without the factor, QK-norm starts far sharper than with it.
     assert arms[QK_NO_SCALE]["first_mean"] < 0.5 * arms[QK]["first_mean"]
@@ -68,23 +69,21 @@ def test_lr_sensitivity_claims(run_snippet):
     rows = {r["arm"]: r for r in result["rows"]}
     lrs, initial = result["lrs"], result["initial_loss"]
     assert initial == pytest.approx(math.log(PAGE_SWEEP.arms[0].vocab), abs=0.05)
-    for r in rows.values():  # no arm survives the highest learning rate
-        assert r["loss"][-1] > initial - 0.2
-    for qk in (QK, QK_NO_SCALE):
+    for r in rows.values():  # no arm learns the task at the highest rate: within 0.4 of L0
+        assert abs(r["loss"][-1] - initial) < 0.4
+    assert min(min(r["loss"]) for r in rows.values()) < 0.2  # the task is learnable
+    for qk in (QK, QK_NO_SCALE):  # lowest rate: more than half a nat below both plain arms
         for plain in (BASE, NO_SCALE):
             assert rows[qk]["loss"][0] < rows[plain]["loss"][0] - 0.5
-            assert rows[qk]["loss"][1] < rows[plain]["loss"][1]
-        assert rows[qk]["best_lr"] < rows[BASE]["best_lr"]
-        assert rows[qk]["best_loss"] >= rows[BASE]["best_loss"]
-    assert abs(rows[QK]["sensitivity"] - rows[BASE]["sensitivity"]) < 0.25
-    assert rows[QK]["sensitivity"] < rows[BASE]["sensitivity"]  # "lowers ... by less than 0.25"
-    assert rows[QK_NO_SCALE]["sensitivity"] == min(r["sensitivity"] for r in rows.values())
+    for plain in (BASE, NO_SCALE):  # next rate: QK-norm with the factor still below both
+        assert rows[QK]["loss"][1] < rows[plain]["loss"][1]
     for i in (0, 1):  # the soft-cap curve hides the 1/sqrt(d_k) one at the lowest rates
         assert abs(rows[CAP]["loss"][i] - rows[BASE]["loss"][i]) < 0.02
-    # The gains do not learn the factor away: several times the scaled arm's logit.
+    # The gains do not learn the factor away: two to five times the scaled arm's logit.
     for i, lr in enumerate(lrs):
         if lr <= 1e-2:
-            assert rows[QK_NO_SCALE]["final_max_logit"][i] > 2 * rows[QK]["final_max_logit"][i]
+            ratio = rows[QK_NO_SCALE]["final_max_logit"][i] / rows[QK]["final_max_logit"][i]
+            assert 2 < ratio < 5
 
 
 def test_lr_sensitivity_definition():

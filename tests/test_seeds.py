@@ -40,3 +40,15 @@ def test_the_option_sets_the_variable(tmp_path):
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_memoised_measurements_follow_the_offset(monkeypatch):
+    """A measurement memoised at one offset is not returned at another."""
+    from sdpa import survey
+
+    monkeypatch.setenv(SEED_OFFSET_ENV, "7")
+    at_seven = survey.spread(8)
+    monkeypatch.setenv(SEED_OFFSET_ENV, "8")
+    assert survey.spread(8) != at_seven
+    monkeypatch.setenv(SEED_OFFSET_ENV, "7")
+    assert survey.spread(8) == at_seven

@@ -59,7 +59,7 @@ figure = sdpa.Figure(
     "1/√d_k one: its logits stay far below the cap, where the cap changes almost nothing.",
     alt="Five curves of final loss against learning rate. Each dips to a minimum at one "
     "learning rate and rises back to the initial loss at the highest ones; the QK-norm "
-    "curves reach their minimum at lower learning rates than the others.",
+    "curves are the lowest at the smallest learning rates.",
     size=(5.6, 3.5),
 )
 with figure as ax:

@@ -8,6 +8,7 @@ such figure on a page, this step
 * writes ``figures/<name>.svg`` (the figure as drawn, wide layout) and
   ``figures/<name>.csv`` beside the page, byte for byte the same on every build;
 * replaces the data block by links to both, at the end of the caption;
+* writes ``d_k`` as ``dₖ`` in the caption and the text alternative (``sitebuild/readable.py``);
 * makes the inline SVG follow the page: text, axes and ticks take the page's text colour
   (``currentColor``), each palette colour becomes ``var(--sdpa-cN, colour)`` so that
   ``docs/assets/site.css`` can give the light scheme darker shades, every id is prefixed
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from sitebuild.readable import readable
 
 FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-(?P<name>[a-z0-9-]+)">(?P<body>.*?)</figure>', re.S)
 # Attributes in any order: the notebook page's HTML passes through an HTML parser that sorts them.
@@ -39,6 +42,8 @@ def on_page_content(html: str, page, config, files) -> str:
 def _figure(match: re.Match, folder: Path) -> str:
     name, body = match.group("name"), match.group("body")
     data = DATA.search(body)
+    body = re.sub(r"(<title\b[^>]*>)(.*?)(</title>)", lambda m: m[1] + readable(m[2]) + m[3], body, flags=re.S)
+    body = re.sub(r"<figcaption>.*?</figcaption>", lambda m: _outside_code(m[0], readable), body, flags=re.S)
     svgs = [compact(svg) for svg in SVG.findall(body)]
     if data is None or not svgs:
         return match.group(0)  # not made by sdpa.Figure: leave it as it is
@@ -53,6 +58,11 @@ def _figure(match: re.Match, folder: Path) -> str:
     inline = iter(themed(svg, f"{name}-narrow" if i else name) for i, svg in enumerate(svgs))
     body = SVG.sub(lambda _: next(inline), body)
     return f'<figure class="sdpa-figure" id="fig-{name}">{body}</figure>'
+
+
+def _outside_code(html: str, change) -> str:
+    parts = re.split(r"(<code>.*?</code>)", html, flags=re.S)
+    return "".join(part if part.startswith("<code>") else change(part) for part in parts)
 
 
 def compact(svg: str) -> str:

@@ -1,0 +1,91 @@
+"""Text that cannot hold math, written as a reader reads it: ``√d_k`` becomes ``√dₖ``.
+
+The browser tab, the table of contents, the navigation and a figure's text alternative
+show plain text, where a TeX-style ``d_k`` would show its underscore. :func:`readable`
+writes a one-letter subscript with its Unicode subscript letter where one exists
+(``d_k`` → ``dₖ``, ``d_v`` → ``dᵥ``); other names (``W_Q``, ``d_model``) stay as
+written. This Markdown extension, registered by the hook below, applies it to the text
+of every heading after the table of contents is made, so the heading, its entry in the
+table of contents and the page title read alike while the anchors stay as they were.
+``sitebuild/figures.py`` applies it to each figure's text alternative and caption.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as etree
+
+from markdown import Extension
+from markdown.treeprocessors import Treeprocessor
+
+_SUBSCRIPTS = dict(zip("aehijklmnoprstuvx", "ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+_NAME = re.compile(r"\b([A-Za-z])_([aehijklmnoprstuvx])\b")
+
+
+def readable(text: str) -> str:
+    """``text`` with each one-letter subscript such as ``d_k`` written ``dₖ``."""
+    return _NAME.sub(lambda m: m.group(1) + _SUBSCRIPTS[m.group(2)], text)
+
+
+class _ReadableHeadings(Treeprocessor):
+    HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+    KEEP = {"code", "math", "script", "pre"}
+
+    def run(self, root: etree.Element) -> None:
+        for heading in (el for el in root.iter() if el.tag in self.HEADINGS):
+            self._rewrite(heading)
+        for token in _walk(getattr(self.md, "toc_tokens", [])):
+            token["name"] = readable(token["name"])
+            token["html"] = readable(token.get("html", ""))
+
+    def _rewrite(self, element: etree.Element) -> None:
+        if element.text:
+            element.text = readable(element.text)
+        for child in element:
+            if child.tag not in self.KEEP:
+                self._rewrite(child)
+            if child.tail:
+                child.tail = readable(child.tail)
+
+
+def _walk(tokens):
+    for token in tokens:
+        yield token
+        yield from _walk(token.get("children", []))
+
+
+class ReadableExtension(Extension):
+    def extendMarkdown(self, md) -> None:  # noqa: N802 (Python-Markdown's name)
+        # After toc (5) has taken the anchors from the text as written, before MkDocs reads
+        # the page title (1).
+        md.treeprocessors.register(_ReadableHeadings(md), "sdpa_readable_headings", 4)
+
+
+def makeExtension(**kwargs) -> ReadableExtension:  # noqa: N802 (Python-Markdown's entry point)
+    return ReadableExtension(**kwargs)
+
+
+def on_config(config):
+    if not any(isinstance(extension, ReadableExtension) for extension in config.markdown_extensions):
+        config.markdown_extensions.append(ReadableExtension())
+    return config
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    """A page that Markdown did not make (the notebook): its headings and their contents."""
+    if '<div class="jupyter-wrapper">' not in html:
+        return html
+
+    def heading(match: re.Match) -> str:
+        parts = re.split(r"(<[^>]+>)", match[0])  # rewrite the text between tags only
+        return "".join(part if part.startswith("<") else readable(part) for part in parts)
+
+    for link in _walk_links(page.toc):
+        link.title = readable(link.title)
+    return re.sub(r"<h([1-6])\b.*?</h\1>", heading, html, flags=re.S)
+
+
+def _walk_links(links):
+    for link in links:
+        yield link
+        yield from _walk_links(link.children)

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path[:0] = [str(REPO / "tests"), str(REPO)]
 
 from browser_support import SCHEMES, launch, nav_pages, page_file, page_url, serve  # noqa: E402
 

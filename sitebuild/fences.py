@@ -43,6 +43,8 @@ class FenceError(_BuildError):
 @dataclass(frozen=True)
 class ExecutedFence:
     line: int  # of the opening line, counted from 1
+    last: int  # of the closing line
+    indent: str
     options: str
     includes: tuple[tuple[int, str], ...]  # (line, path under a snippets folder)
 
@@ -63,7 +65,9 @@ def executed_fences(markdown: str) -> list[ExecutedFence]:
             (body_first + match.group("body").count("\n", 0, include.start()), include.group(1))
             for include in INCLUDE.finditer(match.group("body"))
         )
-        fences.append(ExecutedFence(first, match.group("options"), includes))
+        last = first + match.group(0).count("\n")
+        indent = match.group("opening")[: len(match.group("opening")) - len(match.group("opening").lstrip())]
+        fences.append(ExecutedFence(first, last, indent, match.group("options"), includes))
     return fences
 
 

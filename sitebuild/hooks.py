@@ -15,13 +15,14 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # MkDocs loads this file by path; the package sits beside it
     sys.path.insert(0, str(REPO))
 
-from sitebuild import notebook  # noqa: E402
+from sitebuild import code_pages, notebook  # noqa: E402
 from sitebuild.fences import FenceCheckExtension  # noqa: E402
 from sitebuild.math import MathMLExtension  # noqa: E402
 from sitebuild.runner import SnippetRunner  # noqa: E402
 
 _command = "build"
 _runner: SnippetRunner | None = None  # this build's, replaced by on_config
+_library: code_pages.Library | None = None  # this build's, read from disk by on_files
 
 
 def on_startup(command: str, dirty: bool) -> None:
@@ -42,6 +43,17 @@ def on_config(config):
 def on_pre_build(config) -> None:
     if _command == "serve":  # a rebuild: edited library modules must be imported again
         _runner.forget_snippet_modules()
+
+
+def on_files(files, config):
+    global _library
+    _library = code_pages.Library(_runner.bases)
+    code_pages.add_pages(files, config, _library)
+    return files
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    return code_pages.link_uses(markdown, page.file.src_uri, _library, _runner.bases)
 
 
 def on_pre_page(page, config, files):

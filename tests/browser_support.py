@@ -17,6 +17,8 @@ from typing import Iterator
 
 import yaml
 
+from sitebuild import code_pages
+
 REPO = Path(__file__).resolve().parents[1]
 
 #: Flags for a quiet, offline, sandbox-free headless Chromium (CI runs as root).
@@ -79,7 +81,8 @@ _AnyTagLoader.add_multi_constructor("", lambda loader, suffix, node: None)
 
 
 def nav_pages(config: Path = REPO / "mkdocs.yml") -> list[str]:
-    """The source path of every local page in the nav, in nav order (e.g. 'derivation.md')."""
+    """The source path of every local page in the nav, in nav order (e.g. 'derivation.md'),
+    with the Code pages the build generates in place of their section's entry."""
     nav = yaml.load(config.read_text(), Loader=_AnyTagLoader).get("nav") or []
     found: list[str] = []
 
@@ -87,6 +90,9 @@ def nav_pages(config: Path = REPO / "mkdocs.yml") -> list[str]:
         if isinstance(item, str):
             if "://" not in item:
                 found.append(item)
+            if item == code_pages.SECTION:
+                found.extend(m.page for m in code_pages.Library([REPO / "snippets"]).modules.values()
+                             if m.page != item)
         elif isinstance(item, list):
             for child in item:
                 walk(child)

@@ -71,5 +71,5 @@ def on_post_page(output: str, page, config) -> str:
 
 
 def on_post_build(config) -> None:
-    notebook.write_downloads(config)
+    notebook.write_downloads(config, _runner.bases)
     _runner.report.write(config.site_dir)

@@ -5,7 +5,10 @@
   the plugin's own cache is keyed on the notebook file alone and would miss library edits.
 * Jupytext gives cells random ids on every read; :func:`number_cells` numbers them in
   order in the page, so two builds stay byte-identical.
-* :func:`write_downloads` puts the notebook beside its page as ``.ipynb`` for readers.
+* :func:`write_downloads` puts the notebook beside its page as ``.ipynb`` for readers,
+  with a first cell that writes the library modules it imports (their text read from
+  ``snippets/`` as the site builds) into ``snippets/sdpa/`` next to it: the download runs
+  in an empty folder with only ``pip install torch matplotlib``.
 """
 
 from __future__ import annotations
@@ -45,13 +48,41 @@ def number_cells(page_html: str) -> str:
     return CELL_ID.sub(lambda m: "cell-id=" + ids.setdefault(m.group(1), f"cell-{len(ids) + 1}"), page_html)
 
 
-def write_downloads(config) -> None:
+LIBRARY_CELL = """\
+# The part of the site's library that this notebook imports, as it was when the site was
+# built: written to snippets/ next to the notebook (not inside a checkout of the site,
+# which has its own), so that the notebook runs anywhere with torch and matplotlib.
+from pathlib import Path
+
+LIBRARY = {library}
+if not any((folder / "mkdocs.yml").is_file() for folder in (Path.cwd(), Path.cwd().parent)):
+    for name, text in LIBRARY.items():
+        Path(name).parent.mkdir(parents=True, exist_ok=True)
+        Path(name).write_text(text)
+"""
+
+
+def library_cell(source: str, bases: list[Path]) -> str:
+    """A code cell writing every ``snippets/`` module that ``source`` imports (transitively)."""
+    files = {}
+    for path in cache.imported_files(source, bases):
+        base = next(base for base in bases if path.is_relative_to(base))
+        files[f"{base.name}/{path.relative_to(base).as_posix()}"] = path.read_text()
+    entries = "".join(f"\n    {name!r}: {text!r}," for name, text in sorted(files.items()))
+    return LIBRARY_CELL.format(library="{" + entries + "\n}")
+
+
+def write_downloads(config, bases: list[Path]) -> None:
     """Beside each notebook page written as a Jupytext script, put the same notebook as
-    ``.ipynb`` (cells numbered in order, outputs empty), for readers to download."""
+    ``.ipynb`` (a first cell carrying its library, cells numbered in order, outputs empty)."""
     import jupytext
+    import nbformat
 
     for path in _notebook_scripts(config):
         notebook = jupytext.read(path)
+        cell = nbformat.v4.new_code_cell(library_cell(path.read_text(), bases))
+        cell.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab shows it folded
+        notebook.cells.insert(0, cell)
         for number, cell in enumerate(notebook.cells, start=1):
             cell["id"] = f"cell-{number}"
         target = Path(config.site_dir) / path.stem / f"{path.stem}.ipynb"

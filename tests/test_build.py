@@ -131,7 +131,8 @@ def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_
     config.pop("extra_css", None)
     for extension in config["markdown_extensions"]:
         if isinstance(extension, dict) and "pymdownx.snippets" in extension:
-            extension["pymdownx.snippets"]["base_path"] = [str(tmp_path / "snippets"), str(SNIPPETS)]
+            bases = extension["pymdownx.snippets"]["base_path"]  # the site's own (snippets, includes) too
+            extension["pymdownx.snippets"]["base_path"] = [str(tmp_path / "snippets")] + [str(REPO / b) for b in bases]
     path = tmp_path / "mkdocs.yml"
     path.write_text(yaml.safe_dump(config, allow_unicode=True))
     return path

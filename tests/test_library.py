@@ -12,10 +12,10 @@ from torch import nn
 from sdpa import runtime
 from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectral_norm,
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
-from sdpa.experiments import (Arm, RecallExperiment, member_lrs, recall_at_init, recall_model,
-                              run_recall)
-from sdpa.models import RecallHead
-from sdpa.tasks import recall_batches
+from sdpa.experiments import (Arm, GPTSweep, RecallExperiment, gpt_model, lr_sensitivity,
+                              member_lrs, recall_at_init, recall_model, run_gpt, run_recall)
+from sdpa.models import GPTConfig, RecallHead, qk_norm_bound
+from sdpa.tasks import copy_batch, recall_batches
 
 # ---------------------------------------------------------------- attention math
 
@@ -60,7 +60,8 @@ def test_entropy_softcap_and_qk_norm():
     assert entropy(torch.tensor([1.0, 0.0])).item() == 0.0
     z = torch.linspace(-200, 200, 101, dtype=torch.float64, requires_grad=True)
     capped = softcap(z, 30.0)
-    assert capped.abs().max() < 30 and softcap(torch.tensor(0.1), 30.0) == pytest.approx(0.1, rel=1e-4)
+    assert capped.abs().max() < 30
+    assert softcap(torch.tensor(0.1), 30.0) == pytest.approx(0.1, rel=1e-4)
     (slope,) = torch.autograd.grad(capped.sum(), z)
     assert torch.allclose(slope, softcap_slope(z.detach(), 30.0))
     x = torch.randn(5, 16, generator=torch.Generator().manual_seed(1)) * 7 + 2
@@ -168,3 +169,67 @@ def test_default_init_gives_narrower_unscaled_logits():
     unit, default = (at_init.arm(arm).record(0) for arm in arms)
     assert (unit.max_logit > default.max_logit).all()
     assert (unit.logit_var / default.logit_var).mean().item() == pytest.approx(9, rel=0.3)
+
+
+# ---------------------------------------------------------------- the small GPT
+
+
+def test_copy_task_targets():
+    inputs, targets = copy_batch(4, vocab=8, context=16, generator=torch.Generator().manual_seed(0))
+    assert inputs.shape == targets.shape == (4, 16)
+    assert torch.equal(inputs[:, :8], inputs[:, 8:])
+    assert (targets[:, :7] == -1).all() and (targets[:, 7:] >= 0).all()
+
+
+def test_gpt_attention_reads_like_the_formula_and_qk_norm_bound_at_init():
+    config = GPTConfig(qk_norm="rms", softcap=10.0)
+    model = gpt_model(config, seed=0)
+    attn = model.blocks[0].attn
+    x = torch.randn(3, 16, config.d_model, generator=torch.Generator().manual_seed(1))
+    q, k, v = attn.c_attn(x).split(config.n_heads * config.d_head, dim=-1)
+    heads = lambda t: t.view(3, 16, config.n_heads, config.d_head).transpose(1, 2)  # noqa: E731
+    q, k, v = heads(q), heads(k), heads(v)
+    z = softcap(scores(attn.q_norm(q), attn.k_norm(k), config.d_head**-0.5), 10.0)
+    mask = torch.ones(16, 16, dtype=torch.bool).tril()
+    p = torch.softmax(z.masked_fill(~mask, float("-inf")), -1)
+    expected = attn.c_proj((p @ v).transpose(1, 2).reshape(3, 16, -1))
+    out, stats = attn(x)
+    assert torch.allclose(out, expected, atol=1e-6)
+    assert stats.max_logit <= 10.0
+    bound = qk_norm_bound(config, dict(model.named_parameters()))
+    assert bound.item() == pytest.approx(math.sqrt(config.d_head))  # gains 1: sqrt(d_head)
+
+
+def test_lr_sensitivity_definition():
+    assert lr_sensitivity(torch.tensor([1.0, 0.5, 3.0]), 2.0) == pytest.approx((0.5 + 0 + 1.5) / 3)
+
+
+@pytest.mark.parametrize("config", [GPTConfig(), GPTConfig(qk_norm="rms", scale=Scale.NONE),
+                                    GPTConfig(softcap=10.0)], ids=lambda c: c.label)
+def test_batched_gpt_sweep_equals_separate_runs(monkeypatch, config):
+    """A member of a sweep follows its own run: a plain model, torch.optim and the usual loop."""
+    monkeypatch.setenv("SDPA_DEVICE", "cpu")
+    sweep = GPTSweep(arms=(GPTConfig(qk_norm="rms"), config), lrs=(3e-3, 3e-2), seeds=(0, 1),
+                     steps=6)
+    history = run_gpt.__wrapped__(sweep)
+    lr, seed = 3e-3, 1  # a low rate: rounding differences stay small in 6 steps
+    model = gpt_model(config, seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=sweep.betas)
+    cosine = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / sweep.steps)))
+    data = runtime.generator(sweep.data_seed)
+    losses = []
+    for _ in range(sweep.steps):
+        inputs, targets = copy_batch(len(sweep.seeds) * sweep.batch, config.vocab,
+                                     config.context, data)
+        s = sweep.seeds.index(seed)
+        mine = slice(s * sweep.batch, (s + 1) * sweep.batch)  # this seed's share
+        logits, _ = model(inputs[mine])
+        loss = F.cross_entropy(logits.flatten(0, 1), targets[mine].flatten(), ignore_index=-1)
+        losses.append(loss.item())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        cosine.step()
+    batched = history.arm(config, lr).loss[:, sweep.seeds.index(seed)]
+    assert torch.allclose(batched, torch.tensor(losses), rtol=1e-4, atol=1e-6)

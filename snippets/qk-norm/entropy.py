@@ -6,38 +6,37 @@ the highest learning rate: without QK-norm on the left, with it on the right.
 """
 
 import sdpa
-from sdpa.transformer import ARMS, PAGE_SWEEP, train_sweep
+from sdpa.experiments import QK_NORM_ARMS, QK_NORM_SWEEP, run_gpt
 
 sdpa.seed(0)
-HIGH_LR = max(PAGE_SWEEP.lrs)
-SHOWN = ["1/√d_k", "QK-norm + 1/√d_k"]
+HIGH_LR = max(QK_NORM_SWEEP.lrs)
+SHOWN = ["scaled", "qk_norm"]
 
 
-def head_entropies(sweep=PAGE_SWEEP, lr=HIGH_LR):
-    history = train_sweep(sweep)
-    i = sweep.lrs.index(lr)
-    names = list(ARMS)
+def head_entropies(sweep=QK_NORM_SWEEP, lr=HIGH_LR):
+    history = run_gpt(sweep)
     out = {}
-    for name in names:
-        a = names.index(name)
-        h = history.entropy[:, :, :, a, i, :]  # (steps, layers, heads, seeds)
+    for name, config in QK_NORM_ARMS.items():
+        h = history.arm(config, lr).entropy  # (steps, layers, heads, seeds)
         out[name] = {
             "per_head": h[..., 0].flatten(1).T.tolist(),  # seed 0: one curve per (layer, head)
             "first_mean": h[0].mean().item(),  # before the first update
             "final_min": h[-1].amin().item(),  # lowest head at the end, over seeds
             "final_mean": h[-1].mean().item(),
         }
-    return {"lr": lr, "context": sweep.arms[0].context, "arms": out}
+    return {"lr": lr, "arms": out}
 
 
 result = head_entropies()
 
 print(
     sdpa.markdown_table(
-        ["arm", "mean head entropy, first step", "mean head entropy, last step", "lowest head, last step"],
-        [(name, r["first_mean"], r["final_mean"], r["final_min"]) for name, r in result["arms"].items()],
-        caption=f"Entropy in nats at learning rate {result['lr']:g}, over every head of both layers "
-        "and every seed. A uniform row over n keys has entropy ln n; a one-hot row has 0.",
+        ["arm", "mean head entropy, first step", "mean head entropy, last step",
+         "lowest head, last step"],
+        [(QK_NORM_ARMS[name].label, r["first_mean"], r["final_mean"], r["final_min"])
+         for name, r in result["arms"].items()],
+        caption=f"Entropy in nats at learning rate {result['lr']:g}, over every head of both "
+        "layers and every seed. A uniform row over n keys has entropy ln n; a one-hot row has 0.",
     )
 )
 
@@ -57,12 +56,13 @@ figure = sdpa.Figure(
 with figure as axes:
     for ax, name in zip(axes, SHOWN):
         curves = result["arms"][name]["per_head"]
-        n_heads = len(curves) // 2
+        n_heads = QK_NORM_ARMS[name].n_heads
         for j, curve in enumerate(curves):
             layer, head = divmod(j, n_heads)
             ax.plot(range(1, len(curve) + 1), curve, color=sdpa.PALETTE[head],
-                    linestyle="-" if layer == 0 else "--", label=f"layer {layer + 1}, head {head + 1}")
-        ax.set(title=name, xlabel="training step")
+                    linestyle="-" if layer == 0 else "--",
+                    label=f"layer {layer + 1}, head {head + 1}")
+        ax.set(title=QK_NORM_ARMS[name].label, xlabel="training step")
     axes[0].set_ylabel("attention entropy (nats)")
     axes[1].legend(fontsize=7)
 print(figure.html)

@@ -4,20 +4,24 @@ The same sweep as the logit-growth figure (memoised, trained once per process). 
 each arm we take the held-out loss after training at every learning rate, averaged
 over the seeds, and compute Wortsman et al.'s LR sensitivity: the mean over learning
 rates of min(L(lr), L0) - L*, with L0 the loss at initialisation and L* the arm's best.
+We also count the runs that learned the task (held-out loss below 0.2) and the largest
+gap between the two seeds of one learning rate.
 """
 
 import sdpa
-from sdpa.transformer import ARMS, PAGE_SWEEP, lr_sensitivity, train_sweep
+from sdpa.experiments import QK_NORM_ARMS, QK_NORM_SWEEP, lr_sensitivity, run_gpt
 
 sdpa.seed(0)
+LEARNED = 0.2  # a held-out loss below this: the run found the copy circuit
 
 
-def sensitivity_table(sweep=PAGE_SWEEP):
-    history = train_sweep(sweep)
-    initial = history.initial_loss.mean().item()
+def sensitivity_table(sweep=QK_NORM_SWEEP):
+    history = run_gpt(sweep)
+    initial = history.records.initial_loss.mean().item()
     rows = []
-    for a, name in enumerate(ARMS):
-        final = history.final_loss[a]  # (lrs, seeds)
+    for name, config in QK_NORM_ARMS.items():
+        records = history.arm(config)
+        final = records.final_loss  # (lrs, seeds)
         mean = final.mean(-1)
         rows.append(
             {
@@ -29,25 +33,35 @@ def sensitivity_table(sweep=PAGE_SWEEP):
                 "best_lr": sweep.lrs[int(mean.argmin())],
                 "sensitivity": lr_sensitivity(mean, initial),
                 # the largest logit at the last step, per learning rate (mean over seeds)
-                "final_max_logit": history.max_logit[-1, a].mean(-1).tolist(),
+                "final_max_logit": records.max_logit[-1].mean(-1).tolist(),
+                "learned": int((final < LEARNED).sum()),
+                "runs": final.numel(),
+                "seed_gap": (final.amax(-1) - final.amin(-1)).max().item(),
             }
         )
     return {"lrs": list(sweep.lrs), "initial_loss": initial, "rows": rows}
 
 
 result = sensitivity_table()
+vocab = QK_NORM_SWEEP.arms[0].vocab
 
 print(
     sdpa.markdown_table(
-        ["arm", "best final loss", "at learning rate", "largest logit there, last step", "LR sensitivity"],
+        ["arm", "best final loss", "at learning rate", "largest logit there, last step",
+         "LR sensitivity", f"runs below {LEARNED}", "largest gap between seeds"],
         [
-            (r["arm"], r["best_loss"], r["best_lr"], r["final_max_logit"][result["lrs"].index(r["best_lr"])], r["sensitivity"])
+            (QK_NORM_ARMS[r["arm"]].label, r["best_loss"], r["best_lr"],
+             r["final_max_logit"][result["lrs"].index(r["best_lr"])], r["sensitivity"],
+             f"{r['learned']} of {r['runs']}", r["seed_gap"])
             for r in result["rows"]
         ],
-        caption=f"Held-out loss after {PAGE_SWEEP.steps} steps, mean over {len(PAGE_SWEEP.seeds)} seeds; "
-        f"the loss at initialisation is {sdpa.fmt(result['initial_loss'])} (ln {PAGE_SWEEP.arms[0].vocab}). "
-        "LR sensitivity is the mean over the learning rates of how far each one falls short of "
-        "the arm's best (capped at the initial loss): lower means more forgiving.",
+        caption=f"Held-out loss after {QK_NORM_SWEEP.steps} steps, mean over "
+        f"{len(QK_NORM_SWEEP.seeds)} seeds; the loss at initialisation is "
+        f"{sdpa.fmt(result['initial_loss'])} (ln {vocab}). LR sensitivity is the mean over the "
+        "learning rates of how far each one falls short of the arm's best (capped at the "
+        "initial loss): lower means more forgiving. The last columns count the runs (learning "
+        "rates × seeds) that learned the task, and give the largest difference between the "
+        "two seeds of one learning rate.",
     )
 )
 
@@ -65,8 +79,9 @@ figure = sdpa.Figure(
 with figure as ax:
     for color, r in zip(sdpa.PALETTE, result["rows"]):
         ax.fill_between(result["lrs"], r["low"], r["high"], color=color, alpha=0.2, linewidth=0)
-        ax.plot(result["lrs"], r["loss"], "o-", color=color, label=r["arm"])
+        ax.plot(result["lrs"], r["loss"], "o-", color=color, label=QK_NORM_ARMS[r["arm"]].label)
     ax.axhline(result["initial_loss"], color=sdpa.INK, linestyle=":", linewidth=1)
-    ax.set(xscale="log", xlabel="peak learning rate (Adam, cosine decay)", ylabel="final held-out loss")
+    ax.set(xscale="log", xlabel="peak learning rate (Adam, cosine decay)",
+           ylabel="final held-out loss")
     ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 print(figure.html)

@@ -31,11 +31,12 @@ import torch
 import torch.nn.functional as F
 
 from sdpa.attention import Scale, entropy
-from sdpa.models import RecallHead, RecallOutput, init_unit_variance
+from sdpa.models import (GPT, GPTConfig, RecallHead, RecallOutput, init_unit_variance,
+                         qk_norm_bound)
 from sdpa.runtime import device as default_device
-from sdpa.runtime import seeded
-from sdpa.tasks import RecallTask, recall_batches
-from sdpa.training import Ensemble, make_optimizer
+from sdpa.runtime import generator, seeded
+from sdpa.tasks import RecallTask, copy_batch, recall_batches
+from sdpa.training import Ensemble, make_optimizer, member_losses
 
 Init = Literal["unit", "default"]
 Optimizer = Literal["adam", "sgd"]
@@ -202,14 +203,14 @@ class _RecallRun:
 
     def batch(self, t: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Batch ``t`` of every member (members of one seed share it)."""
-        return self.query[self.seed_of, t], self.pairs[self.seed_of, t], self.target[self.seed_of, t]
+        s = self.seed_of
+        return self.query[s, t], self.pairs[s, t], self.target[s, t]
 
     def step(self, t: int) -> tuple[torch.Tensor, RecallOutput, torch.Tensor]:
         """Forward and backward on batch ``t``: the member losses, outputs and targets."""
         query, pairs, target = self.batch(t)
         out = self.ensemble(query, pairs)
-        per_example = F.cross_entropy(out.logits.flatten(0, 1), target.flatten(), reduction="none")
-        losses = per_example.view(target.shape).mean(1)
+        losses = member_losses(out.logits, target)
         losses.sum().backward()  # members are independent: each gets its own loss's gradient
         return losses, out, target
 
@@ -302,6 +303,145 @@ def query_grad_per_example(experiment: RecallExperiment,
             per_seed.append(torch.cat(norms).cpu())
         out[arm] = torch.stack(per_seed)
     return out
+
+
+# ------------------------------------------------------------------ GPT: learning-rate sweeps
+
+
+@dataclass(frozen=True)
+class GPTSweep:
+    """Arms (attention options of one model) x peak learning rates x seeds on the copy task.
+
+    Adam without weight decay, the learning rate decaying to zero on a cosine, no warm-up.
+    All learning rates and seeds of one arm train as one batched computation; members that
+    share a seed share their initial weights and their data.
+    """
+
+    arms: tuple[GPTConfig, ...] = (GPTConfig(),)
+    lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+    seeds: tuple[int, ...] = (0, 1)
+    steps: int = 120
+    batch: int = 8  # sequences per step and seed
+    betas: tuple[float, float] = (0.9, 0.95)
+    held_out: int = 128  # sequences of the fixed batch the final loss is measured on
+    data_seed: int = 1234
+
+
+@dataclass(frozen=True)
+class GPTRecords:
+    """What a sweep recorded; the trailing axes of every field are the members' grid."""
+
+    loss: torch.Tensor  # (steps, ...) training loss before each update
+    max_logit: torch.Tensor  # (steps, ...) the largest logit any softmax saw
+    max_raw: torch.Tensor  # (steps, ...) the same before the soft cap
+    bound: torch.Tensor  # (steps, ...) the QK-norm bound from the gains (NaN without QK-norm)
+    entropy: torch.Tensor  # (steps, layers, heads, ...) mean row entropy, nats
+    initial_loss: torch.Tensor  # (...) on the held-out batch before training
+    final_loss: torch.Tensor  # (...) on it after training; a diverged run counts 10 ln(vocab)
+
+    def map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> GPTRecords:
+        """Apply ``fn`` to every field."""
+        fields = dataclasses.fields(self)
+        return GPTRecords(**{f.name: fn(getattr(self, f.name)) for f in fields})
+
+
+@dataclass(frozen=True)
+class GPTHistory:
+    """A sweep's records: the trailing axes of every field are (arms, lrs, seeds)."""
+
+    sweep: GPTSweep
+    records: GPTRecords
+
+    def arm(self, config: GPTConfig, lr: float | None = None) -> GPTRecords:
+        """One arm: trailing axes (lrs, seeds), or (seeds,) at the learning rate ``lr``."""
+        a = self.sweep.arms.index(config)
+        if lr is None:
+            return self.records.map(lambda t: t[..., a, :, :])
+        i = self.sweep.lrs.index(lr)
+        return self.records.map(lambda t: t[..., a, i, :])
+
+
+def gpt_model(config: GPTConfig, seed: int) -> GPT:
+    """One member's model as it starts (GPT-2 initialisation from ``seed``)."""
+    with seeded(seed):
+        return GPT(config)
+
+
+@cache
+def _run_gpt_arm(sweep: GPTSweep) -> GPTRecords:
+    """The one arm of ``sweep``, every learning rate and seed as one ensemble."""
+    (config,) = sweep.arms
+    dev = default_device()
+    members = [(lr, seed) for lr in sweep.lrs for seed in sweep.seeds]
+    models = [gpt_model(config, seed) for _, seed in members]
+    names = [name for name, _ in models[0].named_parameters()]
+    ensemble = Ensemble(models, [dict.fromkeys(names, lr) for lr, _ in members], dev)
+    optimizer = make_optimizer("adam", ensemble.param_groups(), betas=sweep.betas)
+    cosine = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / sweep.steps)))
+    n_seeds, size = len(sweep.seeds), len(members)
+    seed_of = torch.arange(size) % n_seeds
+    data = generator(sweep.data_seed)
+    held_out = copy_batch(sweep.held_out, config.vocab, config.context,
+                          generator(sweep.data_seed + 1))
+    held_in, held_target = (x.to(dev).expand(size, *x.shape) for x in held_out)
+
+    def evaluate() -> torch.Tensor:
+        with torch.no_grad():
+            losses = member_losses(ensemble(held_in)[0], held_target)
+        return torch.nan_to_num(losses, nan=10 * math.log(config.vocab))
+
+    initial = evaluate()
+    rows = []
+    for _ in range(sweep.steps):
+        inputs, targets = copy_batch(n_seeds * sweep.batch, config.vocab, config.context, data)
+        inputs = inputs.view(n_seeds, sweep.batch, -1)[seed_of].to(dev)  # one batch per seed
+        targets = targets.view(n_seeds, sweep.batch, -1)[seed_of].to(dev)
+        with torch.no_grad():
+            bound = (qk_norm_bound(config, ensemble.parameters()) if config.qk_norm
+                     else torch.full((size,), math.nan, device=dev))
+        logits, stats = ensemble(inputs)
+        losses = member_losses(logits, targets)
+        optimizer.zero_grad()
+        losses.sum().backward()
+        optimizer.step()
+        cosine.step()
+        rows.append(GPTRecords(
+            loss=losses.detach(), bound=bound,
+            max_logit=torch.stack([s.max_logit for s in stats]).amax(0),
+            max_raw=torch.stack([s.max_raw for s in stats]).amax(0),
+            entropy=torch.stack([s.entropy.T for s in stats]),  # (layers, heads, members)
+            initial_loss=initial, final_loss=initial,
+        ))
+    grid = (len(sweep.lrs), n_seeds)
+    fields = ("loss", "max_logit", "max_raw", "bound", "entropy")
+    stacked = {f: torch.stack([getattr(r, f) for r in rows]).cpu() for f in fields}
+    records = GPTRecords(**stacked, initial_loss=initial.cpu(), final_loss=evaluate().cpu())
+    return records.map(lambda t: t.view(*t.shape[:-1], *grid))
+
+
+@cache
+def run_gpt(sweep: GPTSweep) -> GPTHistory:
+    """Train every arm x learning rate x seed of ``sweep``; memoised by the (frozen) sweep.
+
+    Each arm is one batched computation (memoised on its own, so sweeps that share an arm,
+    learning rates and seeds train it once).
+    """
+    per_arm = [_run_gpt_arm(dataclasses.replace(sweep, arms=(arm,))) for arm in sweep.arms]
+    fields = [f.name for f in dataclasses.fields(GPTRecords)]
+    stacked = {f: torch.stack([getattr(r, f) for r in per_arm], dim=-3) for f in fields}
+    return GPTHistory(sweep, GPTRecords(**stacked))
+
+
+def lr_sensitivity(final_loss: torch.Tensor, initial_loss: float) -> float:
+    """LR sensitivity (Wortsman et al. 2023): the mean over learning rates of
+    min(L(lr), L0) - L*.
+
+    ``final_loss`` holds one final loss per learning rate (averaged over seeds),
+    ``initial_loss`` is the loss at initialisation L0 and L* is the best final loss of the
+    sweep. Zero means every learning rate did as well as the best one.
+    """
+    return (final_loss.clamp(max=initial_loss) - final_loss.min()).mean().item()
 
 
 # ------------------------------------------------------------------ the pages' experiments
@@ -410,3 +550,14 @@ def draw_ablation(axes, runs: dict[tuple[Optimizer, int], RecallHistory], metric
                 ax.set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
     axes[0][0].figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7.5)
+
+
+#: The QK-norm page's arms and its sweep: every arm, five learning rates, two seeds.
+QK_NORM_ARMS: dict[str, GPTConfig] = {
+    "scaled": GPTConfig(),
+    "unscaled": GPTConfig(scale=Scale.NONE),
+    "qk_norm": GPTConfig(qk_norm="rms"),
+    "qk_norm_unscaled": GPTConfig(qk_norm="rms", scale=Scale.NONE),
+    "softcap": GPTConfig(softcap=10.0),
+}
+QK_NORM_SWEEP = GPTSweep(arms=tuple(QK_NORM_ARMS.values()))

@@ -13,10 +13,14 @@ textbook assumption. Build a model inside ``sdpa.runtime.seeded(seed)`` to fix i
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
+import torch.nn.functional as F
 from torch import nn
+
+from sdpa.attention import Scale, entropy, softcap
 
 
 class RecallOutput(NamedTuple):
@@ -67,3 +71,168 @@ def init_unit_variance(model: nn.Module) -> nn.Module:
         if isinstance(layer, nn.Linear):
             nn.init.normal_(layer.weight, std=layer.in_features**-0.5)
     return model
+
+
+# ------------------------------------------------------------------ a small GPT
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    """A small nanoGPT-style causal transformer and its attention options.
+
+    scale:   the logit factor's rule (``Scale.INV_SQRT``: 1/sqrt(d_head); ``Scale.NONE``).
+    qk_norm: None, "rms" or "layer": normalise each head's q and k over d_head and multiply
+             by a learned gain (one per head dimension, shared by the heads of a layer, as
+             in Qwen3 and Gemma 3); ``scale`` still applies.
+    softcap: replace each logit z by softcap * tanh(z / softcap) (Gemma 2, Grok-1).
+    """
+
+    n_layers: int = 2
+    n_heads: int = 2
+    d_model: int = 32
+    d_head: int = 16
+    mlp_ratio: int = 2
+    vocab: int = 8
+    context: int = 16
+    scale: Scale = Scale.INV_SQRT
+    qk_norm: str | None = None
+    softcap: float | None = None
+    init_std: float = 0.02  # GPT-2's
+
+    @property
+    def label(self) -> str:
+        """How tables and legends name the attention options, e.g. "QK-norm + 1/√d_k"."""
+        options = (("QK-norm", self.qk_norm), ("soft-cap", self.softcap))
+        extras = [name for name, on in options if on]
+        if self.scale is Scale.NONE:
+            return ", ".join(extras + ["no scale"])
+        return " + ".join(extras + [self.scale.label])
+
+
+class AttentionStats(NamedTuple):
+    """What one attention layer reports about its logits (detached)."""
+
+    max_logit: torch.Tensor  # the largest logit a softmax saw
+    max_raw: torch.Tensor  # the same before the soft cap
+    entropy: torch.Tensor  # (heads,) mean entropy of the rows after the first, nats
+
+
+def _norm(kind: str, size: int) -> nn.Module:
+    """RMSNorm or LayerNorm (no bias) with a learned gain."""
+    if kind == "rms":
+        return nn.RMSNorm(size, eps=1e-6)
+    if kind == "layer":
+        return nn.LayerNorm(size, eps=1e-6, bias=False)
+    raise ValueError(f"qk_norm must be None, 'rms' or 'layer', not {kind!r}")
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention with the scale rule, QK-norm and soft cap of ``config``."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.config = config
+        inner = config.n_heads * config.d_head
+        self.c_attn = nn.Linear(config.d_model, 3 * inner, bias=False)
+        self.c_proj = nn.Linear(inner, config.d_model, bias=False)
+        if config.qk_norm:
+            self.q_norm = _norm(config.qk_norm, config.d_head)
+            self.k_norm = _norm(config.qk_norm, config.d_head)
+        self.scale = config.scale.factor(config.d_head)
+        causal = torch.ones(config.context, config.context, dtype=torch.bool).tril()
+        self.register_buffer("causal", causal, persistent=False)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, AttentionStats]:
+        c = self.config
+        B, T, _ = x.shape
+        qkv = self.c_attn(x).view(B, T, 3, c.n_heads, c.d_head).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)  # (B, heads, T, d_head) each
+        if c.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
+        att = (q @ k.transpose(-2, -1)) * self.scale
+        raw = att
+        if c.softcap:
+            att = softcap(att, c.softcap)
+        masked = ~self.causal[:T, :T]
+        att = att.masked_fill(masked, float("-inf"))
+        p = torch.softmax(att, dim=-1)
+        y = (p @ v).transpose(1, 2).reshape(B, T, c.n_heads * c.d_head)
+        with torch.no_grad():
+            max_logit = att.amax()
+            stats = AttentionStats(
+                max_logit=max_logit,
+                max_raw=raw.masked_fill(masked, float("-inf")).amax() if c.softcap else max_logit,
+                entropy=entropy(p[..., 1:, :]).mean(dim=(0, 2)),  # row 0 sees one key
+            )
+        return self.c_proj(y), stats
+
+
+class MLP(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(config.d_model, config.mlp_ratio * config.d_model, bias=False)
+        self.c_proj = nn.Linear(config.mlp_ratio * config.d_model, config.d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c_proj(F.gelu(self.c_fc(x)))
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm: x + attention(LN(x)), then x + MLP(LN(x))."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.d_model, eps=1e-6, bias=False)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = nn.LayerNorm(config.d_model, eps=1e-6, bias=False)
+        self.mlp = MLP(config)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, AttentionStats]:
+        y, stats = self.attn(self.ln_1(x))
+        x = x + y
+        return x + self.mlp(self.ln_2(x)), stats
+
+
+class GPT(nn.Module):
+    """Token and position embeddings, ``n_layers`` blocks, a final LayerNorm, an unembedding.
+
+    Initialised as GPT-2 (and nanoGPT): every weight N(0, init_std^2), the projections
+    back into the residual stream N(0, init_std^2 / (2 n_layers)), gains 1.
+    """
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.config = config
+        self.wte = nn.Embedding(config.vocab, config.d_model)
+        self.wpe = nn.Embedding(config.context, config.d_model)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+        self.ln_f = nn.LayerNorm(config.d_model, eps=1e-6, bias=False)
+        self.lm_head = nn.Linear(config.d_model, config.vocab, bias=False)
+        for name, weight in self.named_parameters():
+            if name.endswith("c_proj.weight"):
+                nn.init.normal_(weight, std=config.init_std / math.sqrt(2 * config.n_layers))
+            elif weight.dim() == 2:
+                nn.init.normal_(weight, std=config.init_std)
+
+    def forward(self, idx: torch.Tensor) -> tuple[torch.Tensor, list[AttentionStats]]:
+        """Next-token logits (batch, tokens, vocab) and each layer's attention statistics."""
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[-1], device=idx.device))
+        stats = []
+        for block in self.blocks:
+            x, layer_stats = block(x)
+            stats.append(layer_stats)
+        return self.lm_head(self.ln_f(x)), stats
+
+
+def qk_norm_bound(config: GPTConfig, params: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The largest logit QK-norm (RMS) allows: scale * d_head * max|g_q| * max|g_k|.
+
+    Cauchy-Schwarz on the normalised vectors, whose norm is at most sqrt(d_head) * max|g|;
+    the largest over the layers. ``params`` maps names to weights, as
+    ``dict(model.named_parameters())`` does; a leading members axis carries through.
+    """
+    def gain(i: int, which: str) -> torch.Tensor:
+        return params[f"blocks.{i}.attn.{which}_norm.weight"].abs().amax(-1)
+
+    per_layer = [gain(i, "q") * gain(i, "k") for i in range(config.n_layers)]
+    return torch.stack(per_layer).amax(0) * config.d_head * config.scale.factor(config.d_head)

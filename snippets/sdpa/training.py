@@ -26,6 +26,7 @@ import copy
 from collections.abc import Callable, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, vmap
 
@@ -41,6 +42,19 @@ def make_optimizer(name: str, param_groups: list[dict], **options) -> torch.opti
     if name not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, not {name!r}")
     return OPTIMIZERS[name](param_groups, **options)
+
+
+def member_losses(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The mean cross-entropy of each member (the leading axis) over its targets.
+
+    ``logits`` (members, ..., classes), ``targets`` (members, ...); targets of -1 are left
+    out. Summed over members, each member's gradient is its own loss's.
+    """
+    members, classes = logits.shape[0], logits.shape[-1]
+    ce = F.cross_entropy(logits.reshape(-1, classes), targets.reshape(-1), ignore_index=-1,
+                         reduction="none").view(members, -1)
+    counted = (targets >= 0).view(members, -1)
+    return (ce * counted).sum(1) / counted.sum(1)
 
 
 class Ensemble:

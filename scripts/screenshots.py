@@ -8,9 +8,11 @@ prints the size of every built HTML page.
     python scripts/screenshots.py                  # build, then shoot every page
     python scripts/screenshots.py --site /tmp/site # shoot an existing build
     python scripts/screenshots.py --pages derivation.md --widths 375
+    python scripts/screenshots.py --figure score-distribution   # one figure, both schemes
 
-Files are named ``<page>-<scheme>-<width>.png`` (``home`` for the front page); the
-folder is git-ignored.
+Files are named ``<page>-<scheme>-<width>.png`` (``home`` for the front page), or
+``fig-<name>-<scheme>-<width>.png`` for one figure (the element ``#fig-<name>``, found on
+whichever page has it); the folder is git-ignored.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ def main() -> None:
     parser.add_argument("--pages", nargs="*", help="page sources as in the nav (default: every page)")
     parser.add_argument("--widths", nargs="*", type=int, default=[1280, 375])
     parser.add_argument("--viewport-only", action="store_true", help="the first screen, not the full page")
+    parser.add_argument("--figure", help="shoot only this figure (its name, as in id=\"fig-<name>\")")
     args = parser.parse_args()
+    element = f"fig-{args.figure.removeprefix('fig-')}" if args.figure else None
 
     from playwright.sync_api import sync_playwright
 
@@ -50,6 +54,10 @@ def main() -> None:
             site = Path(tmp) / "site"
             build(site)
         pages = [p for p in (args.pages or nav_pages()) if page_file(site, p).is_file() or print(f"not built: {p}")]
+        if element:
+            pages = [p for p in pages if f'id="{element}"' in page_file(site, p).read_text()]
+            if not pages:
+                sys.exit(f"no page has a figure with id={element!r}")
         print("built HTML pages (bytes):")
         for source in pages:
             print(f"  {page_file(site, source).stat().st_size:>9,}  {page_url(source) or '/'}")
@@ -65,8 +73,12 @@ def main() -> None:
                         )
                         page = context.new_page()
                         page.goto(base + page_url(source), wait_until="networkidle")
-                        path = args.out / f"{name}-{scheme}-{width}.png"
-                        page.screenshot(path=str(path), full_page=not args.viewport_only)
+                        if element:
+                            path = args.out / f"{element}-{scheme}-{width}.png"
+                            page.locator(f"#{element}").screenshot(path=str(path))
+                        else:
+                            path = args.out / f"{name}-{scheme}-{width}.png"
+                            page.screenshot(path=str(path), full_page=not args.viewport_only)
                         context.close()
                         print(f"saved {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
             browser.close()

@@ -199,14 +199,14 @@ class Library:
         )
 
 
-def add_pages(files, config, library: Library) -> None:
+def add_pages(files, config, library: Library) -> bool:
     """Add the Code pages to ``files`` and list them in the nav entry naming ``code/index.md``.
 
-    A site whose nav has no such entry gets no Code pages."""
+    A site whose nav has no such entry gets no Code pages (and returns False)."""
     section = next((entry for entry in config.nav or [] if isinstance(entry, dict)
                     and any(v == SECTION or isinstance(v, list) and SECTION in v for v in entry.values())), None)
     if section is None:
-        return
+        return False
     pages = {module.page: module for module in library.modules.values()}
     pages.setdefault(SECTION, None)
     for page, module in pages.items():
@@ -214,6 +214,7 @@ def add_pages(files, config, library: Library) -> None:
         files.append(File.generated(config, page, content=content))
     title = next(iter(section))
     section[title] = [SECTION] + [{module.name: page} for page, module in pages.items() if page != SECTION]
+    return True
 
 def link_uses(markdown: str, page: str, library: Library, bases: list[Path]) -> str:
     """Under each executed fence of ``markdown`` (page ``page``), the line of library links."""

@@ -22,7 +22,7 @@ from sitebuild.runner import SnippetRunner  # noqa: E402
 
 _command = "build"
 _runner: SnippetRunner | None = None  # this build's, replaced by on_config
-_library: code_pages.Library | None = None  # this build's, read from disk by on_files
+_library: code_pages.Library | None = None  # this build's, read from disk by on_files (None: no Code pages)
 
 
 def on_startup(command: str, dirty: bool) -> None:
@@ -35,6 +35,7 @@ def on_config(config):
     _runner = SnippetRunner(config, _command)
     config.markdown_extensions += [FenceCheckExtension(base_path=[str(b) for b in _runner.bases]),
                                    MathMLExtension()]
+    notebook.use_ipc_kernel()
     if _runner.cached:
         notebook.use_snippet_cache(config, _runner.bases)
     return config
@@ -48,11 +49,14 @@ def on_pre_build(config) -> None:
 def on_files(files, config):
     global _library
     _library = code_pages.Library(_runner.bases)
-    code_pages.add_pages(files, config, _library)
+    if not code_pages.add_pages(files, config, _library):
+        _library = None
     return files
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
+    if _library is None:
+        return markdown
     return code_pages.link_uses(markdown, page.file.src_uri, _library, _runner.bases)
 
 

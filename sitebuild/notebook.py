@@ -5,6 +5,9 @@
   the plugin's own cache is keyed on the notebook file alone and would miss library edits.
 * Jupytext gives cells random ids on every read; :func:`number_cells` numbers them in
   order in the page, so two builds stay byte-identical.
+* :func:`use_ipc_kernel` has mkdocs-jupyter talk to the notebook's kernel over local IPC
+  sockets instead of TCP on 127.0.0.1, so the kernel does not warn that "Kernel is running
+  over TCP without encryption" on every build (IPC is what that warning recommends).
 * :func:`write_downloads` puts the notebook beside its page as ``.ipynb`` for readers,
   with a first cell that writes the library modules it imports (their text read from
   ``snippets/`` as the site builds) into ``snippets/sdpa/`` next to it: the download runs
@@ -13,6 +16,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -27,6 +31,17 @@ def _notebook_scripts(config) -> list[Path]:
         return []
     found = {path for pattern in plugin.config["include"] for path in Path(config.docs_dir).glob(pattern)}
     return sorted(path for path in found if path.suffix == ".py")
+
+
+JUPYTER_CONFIG = Path(__file__).with_name("jupyter")  # jupyter_nbconvert_config.json
+
+
+def use_ipc_kernel() -> None:
+    """Add ``sitebuild/jupyter/`` to Jupyter's config path: its nbconvert config (which
+    mkdocs-jupyter loads) sets ``KernelManager.transport = "ipc"``."""
+    paths = [p for p in os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep) if p]
+    if str(JUPYTER_CONFIG) not in paths:
+        os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join([str(JUPYTER_CONFIG), *paths])
 
 
 def use_snippet_cache(config, bases: list[Path]) -> None:

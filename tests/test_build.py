@@ -50,7 +50,9 @@ def test_a_second_build_offline_is_byte_identical(built_site, tmp_path):
     offline = network_can_be_cut()
     if not offline and os.environ.get("CI"):
         pytest.fail("CI must be able to cut the network (unshare -rn) for this test")
-    mkdocs("build", "--clean", "-d", str(again), check=True, offline=offline)
+    result = mkdocs("build", "--clean", "-d", str(again), check=True, offline=offline)
+    alarming = [line for line in (result.stdout + result.stderr).splitlines() if not line.startswith("INFO")]
+    assert not alarming, f"a clean build should print only MkDocs' INFO lines: {alarming}"
     made = ("*.html", "figures/*.svg", "figures/*.csv")  # pages and the figures' downloads
     first = sorted(p.relative_to(built_site) for glob in made for p in built_site.rglob(glob))
     second = sorted(p.relative_to(again) for glob in made for p in again.rglob(glob))

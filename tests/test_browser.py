@@ -397,3 +397,49 @@ def test_a_glossary_term_shows_its_definition_on_keyboard_focus(browser, site_ur
         tooltip.first.wait_for(state="visible", timeout=5_000)
     finally:
         context.close()
+
+
+#: Each figure's caption and the first label drawn inside it, and the source tabs' code.
+PRINT_PROBE_JS = """
+() => ({
+  figures: [...document.querySelectorAll('figure.sdpa-figure')].map(fig => ({
+    id: fig.id,
+    caption: (fig.querySelector('figcaption').firstChild.textContent || '').trim(),
+    label: [...fig.querySelectorAll('.sdpa-wide svg text, svg text')].map(t => t.textContent.trim())
+      .filter(t => t.length > 6)[0] || '',
+  })),
+  code: [...document.querySelectorAll('.tabbed-block:not(:first-child) code')].map(c => c.textContent)
+    .join('\\n').split('\\n').map(line => line.trim()).filter(line => line.length > 30),
+})
+"""
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_page_prints_its_figures_and_math_without_navigation(browser, site_url, scheme):
+    import io
+
+    import pypdf
+
+    context = browser.new_context(color_scheme=scheme, viewport=DESKTOP)
+    page = context.new_page()
+    try:
+        page.goto(site_url + "derivation/", wait_until="networkidle")
+        probe = page.evaluate(PRINT_PROBE_JS)
+        page.emulate_media(media="print", color_scheme=scheme)
+        shown = page.evaluate("""() => ['.md-header', '.md-sidebar--primary', '.md-sidebar--secondary',
+          '.md-search', '.md-footer', '.tabbed-labels', '.sdpa-downloads']
+          .filter(s => [...document.querySelectorAll(s)].some(e => e.checkVisibility()))""")
+        pdf = page.pdf(format="A4")
+    finally:
+        context.close()
+    text = "".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(pdf)).pages)
+    flat = re.sub(r"\s+", "", text)
+    assert not shown, f"printed: {shown}"
+    assert len(probe["figures"]) >= 2
+    for fig in probe["figures"]:
+        assert re.sub(r"\s+", "", fig["caption"])[:60] in flat, f"{fig['id']}: caption not printed"
+        assert re.sub(r"\s+", "", fig["label"]) in flat, f"{fig['id']}: the drawing ({fig['label']!r}) not printed"
+    assert "𝑑𝑘" in text or "√" in text, "no math in the printed page"
+    assert "Search" not in text and "Table of contents" not in text
+    assert probe["code"] and not any(re.sub(r"\s+", "", line) in flat for line in probe["code"][:20]), (
+        "a snippet's source tab was printed")

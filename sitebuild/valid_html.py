@@ -15,10 +15,12 @@ the checker rejects:
   dozens of its rules), and a copy button of its own per cell. The hook drops both:
   code cells become the theme's own code blocks (highlighting, copy button), and
   ``docs/assets/site.css`` lays the cells out in a few rules.
-* **Checkbox toggles.** Material writes ``autocomplete="off"`` on its two checkbox
-  toggles (drawer, search), an attribute that checkboxes may not carry. The hook drops
-  it; ``docs/assets/site.js`` unchecks both when a page is restored from the
-  back-forward cache, which is what the attribute was for.
+* **Material's templates.** Material writes ``autocomplete="off"`` on its two checkbox
+  toggles (drawer, search), an attribute that checkboxes may not carry: the hook drops
+  it, and ``docs/assets/site.js`` unchecks both when a page is shown, which is what the
+  attribute was for. A nav section's label gets an empty ``tabindex`` (dropped: the same
+  as none), and a page without a table of contents keeps the contents' label pointing at
+  a toggle it lacks (the label loses its ``for``).
 """
 
 from __future__ import annotations
@@ -89,7 +91,10 @@ _CHECKBOX_AUTOCOMPLETE = re.compile(r'(<input\b[^>]*\btype="checkbox"[^>]*?)\s+a
 
 
 def _valid_toggles(output: str) -> str:
-    return _CHECKBOX_AUTOCOMPLETE.sub(r"\1", output)
+    output = _CHECKBOX_AUTOCOMPLETE.sub(r"\1", output)
+    output = output.replace(' tabindex=""', "")
+    ids = set(re.findall(r'\bid="([^"]+)"', output))
+    return re.sub(r'(<label\b[^>]*?) for="([^"]+)"', lambda m: m[0] if m[2] in ids else m[1], output)
 
 
 def on_post_page(output: str, page, config) -> str:

@@ -108,7 +108,7 @@ def test_every_figure_links_its_svg_and_csv(built_site):
     seen = 0
     for page in pages:
         text = page.read_text()
-        assert "sdpa-figure-data" not in text, f"{page}: a figure's data block was left in the page"
+        assert '<script type="text/csv"' not in text, f"{page}: a figure's data block was left in the page"
         for name, body in FIGURE.findall(text):
             seen += 1
             caption = re.search(r"<figcaption>(.*?)</figcaption>", body, re.S).group(1)

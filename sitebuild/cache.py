@@ -79,8 +79,9 @@ def snippet_key(source: str, options: dict, bases: list[Path], device: str) -> s
     import torch
 
     digest = hashlib.sha256()
+    seed_offset = os.environ.get("SDPA_SEED_OFFSET", "0")  # a shifted run is another result
     for part in (source, repr(sorted((k, repr(v)) for k, v in options.items())), torch.__version__,
-                 platform.python_version(), device):
+                 platform.python_version(), device, seed_offset):
         digest.update(part.encode() + b"\0")
     for path in imported_files(source, bases):
         digest.update("/".join(path.parts[-2:]).encode() + b"\0" + path.read_bytes() + b"\0")

@@ -53,6 +53,14 @@ def test_snippet_source_and_environment_change_the_key():
     assert snippet_cache.snippet_key(source, {"source": "tabbed-left"}, [SNIPPETS], "cpu") != base
 
 
+def test_the_seed_offset_changes_the_key(monkeypatch):
+    source = (SNIPPETS / "derivation" / "score_std.py").read_text()
+    monkeypatch.delenv("SDPA_SEED_OFFSET", raising=False)
+    base = snippet_cache.snippet_key(source, OPTIONS, [SNIPPETS], "cpu")
+    monkeypatch.setenv("SDPA_SEED_OFFSET", "1")
+    assert snippet_cache.snippet_key(source, OPTIONS, [SNIPPETS], "cpu") != base
+
+
 def test_cache_is_off_for_builds_and_on_for_serve(monkeypatch):
     monkeypatch.delenv("SDPA_CACHE", raising=False)
     assert not snippet_cache.enabled("build") and snippet_cache.enabled("serve")

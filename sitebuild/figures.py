@@ -8,7 +8,8 @@ such figure on a page, this step
 * writes ``figures/<name>.svg`` (the figure as drawn, wide layout) and
   ``figures/<name>.csv`` beside the page, byte for byte the same on every build;
 * replaces the data block by links to both, at the end of the caption;
-* writes ``d_k`` as ``dₖ`` in the caption and the text alternative (``sitebuild/readable.py``);
+* writes ``d_k`` as ``dₖ`` in the caption and the text alternative (``sitebuild/readable.py``),
+  and in the caption of an explorable figure (``sdpa.figures.explorable``);
 * makes the inline SVG follow the page: text, axes and ticks take the page's text colour
   (``currentColor``), each palette colour becomes ``var(--sdpa-cN, colour)`` so that
   ``docs/assets/site.css`` can give the light scheme darker shades, every id is prefixed
@@ -29,10 +30,12 @@ FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-(?P<name>[a-z0-9-]+)">
 # Attributes in any order: the notebook page's HTML passes through an HTML parser that sorts them.
 DATA = re.compile(r'\s*<script\b[^>]*\bclass="sdpa-figure-data"[^>]*>\n(?P<csv>.*?)</script>', re.S)
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+EXPLORABLE_CAPTION = re.compile(r'(<figure class="sdpa-explorable"[^>]*>.*?)(<figcaption>.*?</figcaption>)', re.S)
 FOLDER = "figures"
 
 
 def on_page_content(html: str, page, config, files) -> str:
+    html = EXPLORABLE_CAPTION.sub(lambda m: m[1] + _outside_code(m[2], readable), html)
     if '<figure class="sdpa-figure"' not in html:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER

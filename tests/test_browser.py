@@ -12,6 +12,7 @@ Where Chromium or Playwright is missing the browser tests skip, saying why; unde
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -443,3 +444,36 @@ def test_a_page_prints_its_figures_and_math_without_navigation(browser, site_url
     assert "Search" not in text and "Table of contents" not in text
     assert probe["code"] and not any(re.sub(r"\s+", "", line) in flat for line in probe["code"][:20]), (
         "a snippet's source tab was printed")
+
+
+def test_the_explorable_figure_follows_its_controls_from_the_keyboard(browser, site_url):
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    try:
+        page.goto(site_url + "derivation/", wait_until="load")
+        figure = page.locator("figure.sdpa-explorable").first
+        data = json.loads(figure.locator("script.sdpa-explorable-data").text_content())
+        heights = lambda: figure.locator("rect").evaluate_all("rs => rs.map(r => +r.getAttribute('height'))")  # noqa: E731
+        readout = figure.locator("[aria-live=polite]")
+        start = (heights(), readout.text_content())
+        assert len(start[0]) == data["n_keys"] and "dₖ = 64" in start[1]
+
+        figure.locator("input[type=range]").focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        moved = (heights(), readout.text_content())
+        assert moved != start and "dₖ = 512" in moved[1]
+        at = data["d_k"].index(512)
+        assert f"entropy {data['arms']['1/sqrt(d_k)']['entropy'][at]:.2f} nats" in moved[1]
+
+        figure.locator("input[type=radio]:checked").focus()
+        page.keyboard.press("ArrowLeft")  # the previous rule: no factor
+        unscaled = (heights(), readout.text_content())
+        assert unscaled != moved and "logits × none" in unscaled[1]
+        assert max(unscaled[0]) > 0.9 * max(start[0] + moved[0] + unscaled[0])
+        fill = figure.locator("rect").first.evaluate("r => getComputedStyle(r).fill")
+        assert fill == page.evaluate("""() => { const p = document.createElement('p');
+          p.style.color = 'var(--sdpa-c0, #4c8fe0)'; document.body.append(p);
+          const c = getComputedStyle(p).color; p.remove(); return c; }""")
+    finally:
+        context.close()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import json
 import re
 from typing import Any
 
@@ -190,6 +191,34 @@ def svg_figure(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:
         raise ValueError(f"figure name {name!r}: use lowercase letters, digits and '-'")
     with rc_context({**STYLE, "svg.hashsalt": name}):
         return _wrap(name, _svg(fig, alt), None, caption, plotted_data(fig))
+
+
+# ---- explorable figures ------------------------------------------------------------------
+
+
+def explorable(name: str, data: dict, *, caption: str) -> str:
+    """A figure the reader drives: ``data`` as JSON in the page, drawn and redrawn by
+    ``docs/assets/explorable.js`` (a slider for d_k, a choice of scale rule)."""
+    if not _SLUG.match(name):
+        raise ValueError(f"figure name {name!r}: use lowercase letters, digits and '-'")
+    payload = json.dumps(_rounded(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    payload = payload.replace("</", "<\\/")  # JSON's own escape: nothing closes the script
+    return (f'<figure class="sdpa-explorable" id="explore-{name}">\n'
+            '<div class="sdpa-explorable-body"><noscript>This figure needs JavaScript; the '
+            'table below holds its numbers.</noscript>'
+            f'<script type="application/json" class="sdpa-explorable-data">{payload}</script></div>\n'
+            f'<figcaption>{caption_html(caption)}</figcaption>\n</figure>\n')
+
+
+def _rounded(value):
+    """Floats to 5 significant digits (the page shows 2 or 3): a light, stable payload."""
+    if isinstance(value, float):
+        return float(f"{value:.5g}")
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(item) for item in value]
+    return value
 
 
 # ---- the numbers a figure plots ---------------------------------------------------------

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import ast
 import math
+import os
+import re
+import subprocess
+import sys
+import textwrap
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from conftest import DOCS, REPO, SNIPPETS
 from sdpa import runtime
 from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectral_norm,
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
@@ -196,7 +203,7 @@ def test_gpt_attention_reads_like_the_formula_and_qk_norm_bound_at_init():
     out, stats = attn(x)
     assert torch.allclose(out, expected, atol=1e-6)
     assert stats.max_logit <= 10.0
-    bound = qk_norm_bound(config, dict(model.named_parameters()))
+    bound = qk_norm_bound(config, model.state_dict())
     assert bound.item() == pytest.approx(math.sqrt(config.d_head))  # gains 1: sqrt(d_head)
 
 
@@ -233,3 +240,43 @@ def test_batched_gpt_sweep_equals_separate_runs(monkeypatch, config):
         cosine.step()
     batched = history.arm(config, lr).loss[:, sweep.seeds.index(seed)]
     assert torch.allclose(batched, torch.tensor(losses), rtol=1e-4, atol=1e-6)
+
+
+# ---------------------------------------------------------------- conventions
+
+
+def _snippet_files():
+    return sorted(p for p in SNIPPETS.rglob("*.py") if p.relative_to(SNIPPETS).parts[0] != "sdpa")
+
+
+def test_every_snippet_follows_the_seeding_rule():
+    """Right after the imports: sdpa.seed(N), once; no generator made anywhere else."""
+    for path in _snippet_files():
+        body = ast.parse(path.read_text()).body
+        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        first = next(s for s in body if not isinstance(s, (ast.Import, ast.ImportFrom)))
+        call = first.value if isinstance(first, (ast.Assign, ast.Expr)) else None
+        assert isinstance(call, ast.Call) and ast.unparse(call.func) == "sdpa.seed", (
+            f"{path.relative_to(SNIPPETS)}: the first statement after the imports must be "
+            "sdpa.seed(N) (or generator = sdpa.seed(N))")
+        calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)]
+        assert sum(ast.unparse(c.func) == "sdpa.seed" for c in calls) == 1, path
+    library = [p for p in (SNIPPETS / "sdpa").glob("*.py") if p.name != "runtime.py"]
+    for path in [*_snippet_files(), *library, DOCS / "lab.py"]:
+        text = path.read_text()
+        assert "manual_seed" not in text and "torch.Generator(" not in text, (
+            f"{path}: seeds go through sdpa.runtime (sdpa.seed, generator, seeded)")
+
+
+def test_readme_figure_template_runs(tmp_path):
+    """The README's 'Add a snippet' template is a working snippet."""
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### Add a snippet"):readme.index("### Add a page")]
+    code = textwrap.dedent(re.search(r"```python\n(.*?)```", section, re.S).group(1))
+    script = tmp_path / "template.py"
+    script.write_text(code)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(SNIPPETS)}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith('<figure class="sdpa-figure" id="fig-qk-spread">')

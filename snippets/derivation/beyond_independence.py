@@ -12,6 +12,7 @@ import torch
 
 import sdpa
 
+generator = sdpa.seed(4)
 HEAD_DIMS = [64, 256]
 N_TOKENS = 512
 MEAN, RHO_WITHIN, RHO_PAIR = 0.5, 0.1, 0.3
@@ -23,8 +24,9 @@ def draw(case, n, d, generator):
     if case == "mean":
         q, k = q + MEAN, k + MEAN
     elif case == "within":  # equicorrelated components: a shared factor in every coordinate
-        q = math.sqrt(1 - RHO_WITHIN) * q + math.sqrt(RHO_WITHIN) * torch.randn(n, 1, generator=generator)
-        k = math.sqrt(1 - RHO_WITHIN) * k + math.sqrt(RHO_WITHIN) * torch.randn(n, 1, generator=generator)
+        shared_q, shared_k = (torch.randn(n, 1, generator=generator) for _ in range(2))
+        q = math.sqrt(1 - RHO_WITHIN) * q + math.sqrt(RHO_WITHIN) * shared_q
+        k = math.sqrt(1 - RHO_WITHIN) * k + math.sqrt(RHO_WITHIN) * shared_k
     elif case == "paired":  # key j leans towards query j, as training makes matching pairs do
         k = RHO_PAIR * q + math.sqrt(1 - RHO_PAIR**2) * k
     return q, k
@@ -47,8 +49,7 @@ CASES = {
 }
 
 
-def measure_cases(head_dims=HEAD_DIMS, n=N_TOKENS, seed=4):
-    generator = sdpa.seed(seed)
+def measure_cases(generator, head_dims=HEAD_DIMS, n=N_TOKENS):
     rows = []
     for case in CASES:
         for d in head_dims:
@@ -70,14 +71,15 @@ def measure_cases(head_dims=HEAD_DIMS, n=N_TOKENS, seed=4):
     return rows
 
 
-result = measure_cases()
+result = measure_cases(generator)
 
 print(
     sdpa.markdown_table(
-        ["case", "d_k", "mean of q·k", "predicted", "std of q·k", "predicted", "row spread", "matched pair q_j·k_j"],
+        ["case", "d_k", "mean of q·k", "predicted", "std of q·k", "predicted", "row spread",
+         "matched pair q_j·k_j"],
         [
-            (CASES[r["case"]], r["d_k"], r["mean"], r["predicted_mean"], r["std"], r["predicted_std"],
-             r["row_spread"], r["matched_mean"])
+            (CASES[r["case"]], r["d_k"], r["mean"], r["predicted_mean"], r["std"],
+             r["predicted_std"], r["row_spread"], r["matched_mean"])
             for r in result
         ],
         align="lrrrrrrr",

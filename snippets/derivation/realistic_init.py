@@ -2,8 +2,9 @@
 
 Tokens pass through LayerNorm, then through query and key projections built as
 ``nn.Linear`` layers: once with PyTorch's default initialisation (uniform weights of
-variance 1/(3 d_model)) once with N(0, 1/d_model) weights, and once with GPT-2's N(0, 0.02²). We measure the variance of
-one query component and the standard deviation of the logits, unscaled and scaled.
+variance 1/(3 d_model)), once with N(0, 1/d_model) weights, and once with GPT-2's
+N(0, 0.02²). We measure the variance of one query component and the standard deviation of
+the logits, unscaled and scaled.
 """
 
 import math
@@ -14,6 +15,7 @@ from torch import nn
 import sdpa
 from sdpa.attention import scores
 
+generator = sdpa.seed(3)
 #: Weight standard deviations besides PyTorch's default, as functions of d_model.
 STDS = {"normal": lambda d_model: d_model**-0.5, "gpt2": lambda d_model: 0.02}
 SHAPES = [(512, 64), (4096, 128)]  # (d_model, d_k): GPT-2-small-like and Llama-like heads
@@ -21,24 +23,26 @@ N_TOKENS, N_HEADS = 256, 8
 
 
 def projection(d_model, d_k, init):
-    layer = nn.Linear(d_model, d_k)  # PyTorch's default: kaiming_uniform(a=√5), so Var(w) = 1/(3 d_model)
+    layer = nn.Linear(d_model, d_k)  # PyTorch's default: Var(w) = 1/(3 d_model)
     if init in STDS:
         nn.init.normal_(layer.weight, std=STDS[init](d_model))
         nn.init.zeros_(layer.bias)
     return layer
 
 
-def measure_realistic_heads(shapes=SHAPES, seed=3):
-    sdpa.seed(seed)
+def measure_realistic_heads(generator, shapes=SHAPES):
     dev = sdpa.device()
     rows = []
     for d_model, d_k in shapes:
-        tokens = nn.functional.layer_norm(torch.randn(N_TOKENS, d_model), (d_model,)).to(dev)
+        tokens = torch.randn(N_TOKENS, d_model, generator=generator)
+        tokens = nn.functional.layer_norm(tokens, (d_model,)).to(dev)
         for init in ["default", *STDS]:
             q_var, logits = [], []
-            with torch.no_grad():
+            # nn.Linear draws from torch's global generator: seed it, with a seed of its own
+            with torch.no_grad(), sdpa.seeded(d_model):
                 for _ in range(N_HEADS):
-                    w_q, w_k = projection(d_model, d_k, init).to(dev), projection(d_model, d_k, init).to(dev)
+                    w_q = projection(d_model, d_k, init).to(dev)
+                    w_k = projection(d_model, d_k, init).to(dev)
                     q, k = w_q(tokens), w_k(tokens)
                     q_var.append(q.var().item())
                     logits.append(scores(q, k).flatten())
@@ -56,18 +60,21 @@ def measure_realistic_heads(shapes=SHAPES, seed=3):
     return rows
 
 
-result = measure_realistic_heads()
-LABELS = {"default": "`nn.Linear` default", "normal": "N(0, 1/d_model)", "gpt2": "N(0, 0.02²), GPT-2"}
+result = measure_realistic_heads(generator)
+LABELS = {"default": "`nn.Linear` default", "normal": "N(0, 1/d_model)",
+          "gpt2": "N(0, 0.02²), GPT-2"}
 
 print(
     sdpa.markdown_table(
-        ["d_model", "d_k", "initialisation", "Var(q_i)", "std of q·k", "√d_k (unit model)", "std of q·k/√d_k"],
+        ["d_model", "d_k", "initialisation", "Var(q_i)", "std of q·k", "√d_k (unit model)",
+         "std of q·k/√d_k"],
         [
-            (r["d_model"], r["d_k"], LABELS[r["init"]], r["q_component_var"], r["std_unscaled"], math.sqrt(r["d_k"]),
-             r["std_scaled"])
+            (r["d_model"], r["d_k"], LABELS[r["init"]], r["q_component_var"], r["std_unscaled"],
+             math.sqrt(r["d_k"]), r["std_scaled"])
             for r in result
         ],
         align="rrlrrrr",
-        caption=f"{N_TOKENS} LayerNormed random tokens, {N_HEADS} freshly initialised heads per row.",
+        caption=f"{N_TOKENS} LayerNormed random tokens, {N_HEADS} freshly initialised heads per "
+        "row.",
     )
 )

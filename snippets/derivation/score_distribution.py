@@ -15,6 +15,7 @@ import torch
 
 import sdpa
 
+generator = sdpa.seed(1)
 HEAD_DIMS = [4, 8, 16, 64, 512]
 SHOWN = [8, 64, 512]
 N_PAIRS, N_BATCHES = 60_000, 20
@@ -57,8 +58,7 @@ def with_error(statistic, z):
     return statistic(z), batches.std().item() / math.sqrt(N_BATCHES)
 
 
-def measure(seed=1):
-    generator = sdpa.seed(seed)
+def measure(generator):
     samples, shape = {}, []
     for d_k in HEAD_DIMS:
         z = scaled_scores(d_k, generator)
@@ -72,7 +72,7 @@ def measure(seed=1):
     return {"samples": samples, "shape": shape}
 
 
-result = measure()
+result = measure(generator)
 
 figure = sdpa.Figure(
     "score-distribution",

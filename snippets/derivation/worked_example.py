@@ -7,8 +7,9 @@ of the softmax Jacobian diag(p) − p pᵀ, which bounds how much gradient flows
 import torch
 
 import sdpa
-from sdpa.attention import entropy
+from sdpa.attention import entropy, jacobian
 
+sdpa.seed(0)
 RAW = [16.0, 8.0, 4.0]
 SQRT_D_K = 8.0
 
@@ -16,12 +17,11 @@ SQRT_D_K = 8.0
 def softmax_report(logits):
     z = torch.tensor(logits, dtype=torch.float64)
     p = torch.softmax(z, dim=0)
-    jacobian = torch.diag(p) - torch.outer(p, p)
     return {
         "logits": logits,
         "p": p.tolist(),
-        "entropy": entropy(p, dim=0).item(),
-        "jacobian_max": jacobian.abs().max().item(),
+        "entropy": entropy(p).item(),
+        "jacobian_max": jacobian(p).abs().max().item(),
     }
 
 
@@ -31,7 +31,8 @@ print(
     sdpa.markdown_table(
         ["row", "logits", "p₁", "p₂", "p₃", "entropy (nats)", "largest Jacobian entry"],
         [
-            (name, ", ".join(f"{x:g}" for x in r["logits"]), *r["p"], r["entropy"], r["jacobian_max"])
+            (name, ", ".join(f"{x:g}" for x in r["logits"]), *r["p"], r["entropy"],
+             r["jacobian_max"])
             for name, r in result.items()
         ],
         align="llrrrrr",

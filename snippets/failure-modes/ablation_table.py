@@ -12,10 +12,9 @@ from dataclasses import dataclass
 import sdpa
 from sdpa.experiments import Ablation, Arm, run_ablation
 
+sdpa.seed(6)
 THRESHOLD = 0.5
 ABLATION = Ablation()
-
-sdpa.seed(6)
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,8 @@ import math
 import sdpa
 from sdpa.experiments import Ablation, draw_ablation, run_ablation
 
-ABLATION = Ablation()
-
 sdpa.seed(6)
+ABLATION = Ablation()
 runs = run_ablation(ABLATION)
 result = runs  # {(optimiser, d_k): RecallHistory}
 n_values = next(iter(runs.values())).experiment.n_values

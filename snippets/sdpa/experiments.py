@@ -313,8 +313,9 @@ class GPTSweep:
     """Arms (attention options of one model) x peak learning rates x seeds on the copy task.
 
     Adam without weight decay, the learning rate decaying to zero on a cosine, no warm-up.
-    All learning rates and seeds of one arm train as one batched computation; members that
-    share a seed share their initial weights and their data.
+    Arms that differ only in their scale rule, with all their learning rates and seeds,
+    train as one batched computation; members that share a seed share their data, and
+    their initial weights where they share an arm.
     """
 
     arms: tuple[GPTConfig, ...] = (GPTConfig(),)
@@ -367,15 +368,22 @@ def gpt_model(config: GPTConfig, seed: int) -> GPT:
         return GPT(config)
 
 
+def _structure(config: GPTConfig) -> GPTConfig:
+    """Arms with the same structure differ only in their scale rule (a buffer)."""
+    return dataclasses.replace(config, scale=Scale.INV_SQRT)
+
+
 @cache
-def _run_gpt_arm(sweep: GPTSweep) -> GPTRecords:
-    """The one arm of ``sweep``, every learning rate and seed as one ensemble."""
-    (config,) = sweep.arms
+def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
+    """Every arm x learning rate x seed of ``sweep`` as one ensemble; the arms must share
+    their structure. Returns records whose trailing axes are (arms, lrs, seeds)."""
     dev = default_device()
-    members = [(lr, seed) for lr in sweep.lrs for seed in sweep.seeds]
-    models = [gpt_model(config, seed) for _, seed in members]
+    config = sweep.arms[0]
+    grid = (len(sweep.lrs), len(sweep.arms), len(sweep.seeds))  # member order: lr, arm, seed
+    members = [(lr, arm, seed) for lr in sweep.lrs for arm in sweep.arms for seed in sweep.seeds]
+    models = [gpt_model(arm, seed) for _, arm, seed in members]
     names = [name for name, _ in models[0].named_parameters()]
-    ensemble = Ensemble(models, [dict.fromkeys(names, lr) for lr, _ in members], dev)
+    ensemble = Ensemble(models, [dict.fromkeys(names, lr) for lr, _, _ in members], dev)
     optimizer = make_optimizer("adam", ensemble.param_groups(), betas=sweep.betas)
     cosine = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / sweep.steps)))
@@ -398,7 +406,7 @@ def _run_gpt_arm(sweep: GPTSweep) -> GPTRecords:
         inputs = inputs.view(n_seeds, sweep.batch, -1)[seed_of].to(dev)  # one batch per seed
         targets = targets.view(n_seeds, sweep.batch, -1)[seed_of].to(dev)
         with torch.no_grad():
-            bound = (qk_norm_bound(config, ensemble.parameters()) if config.qk_norm
+            bound = (qk_norm_bound(config, ensemble.state()) if config.qk_norm
                      else torch.full((size,), math.nan, device=dev))
         logits, stats = ensemble(inputs)
         losses = member_losses(logits, targets)
@@ -413,21 +421,31 @@ def _run_gpt_arm(sweep: GPTSweep) -> GPTRecords:
             entropy=torch.stack([s.entropy.T for s in stats]),  # (layers, heads, members)
             initial_loss=initial, final_loss=initial,
         ))
-    grid = (len(sweep.lrs), n_seeds)
     fields = ("loss", "max_logit", "max_raw", "bound", "entropy")
     stacked = {f: torch.stack([getattr(r, f) for r in rows]).cpu() for f in fields}
     records = GPTRecords(**stacked, initial_loss=initial.cpu(), final_loss=evaluate().cpu())
-    return records.map(lambda t: t.view(*t.shape[:-1], *grid))
+    # (..., members) -> (..., lrs, arms, seeds) -> (..., arms, lrs, seeds)
+    return records.map(lambda t: t.view(*t.shape[:-1], *grid).transpose(-3, -2))
 
 
 @cache
 def run_gpt(sweep: GPTSweep) -> GPTHistory:
     """Train every arm x learning rate x seed of ``sweep``; memoised by the (frozen) sweep.
 
-    Each arm is one batched computation (memoised on its own, so sweeps that share an arm,
-    learning rates and seeds train it once).
+    Arms that differ only in their scale rule train as one batched computation (memoised
+    on its own, so sweeps that share such a group, learning rates and seeds train it once).
     """
-    per_arm = [_run_gpt_arm(dataclasses.replace(sweep, arms=(arm,))) for arm in sweep.arms]
+    groups = list(dict.fromkeys(_structure(arm) for arm in sweep.arms))
+    per_group = {}
+    for group in groups:
+        arms = tuple(arm for arm in sweep.arms if _structure(arm) == group)
+        per_group[group] = (arms, _run_gpt_group(dataclasses.replace(sweep, arms=arms)))
+
+    def arm_records(arm: GPTConfig) -> GPTRecords:
+        arms, records = per_group[_structure(arm)]
+        return records.map(lambda t: t[..., arms.index(arm), :, :])
+
+    per_arm = [arm_records(arm) for arm in sweep.arms]
     fields = [f.name for f in dataclasses.fields(GPTRecords)]
     stacked = {f: torch.stack([getattr(r, f) for r in per_arm], dim=-3) for f in fields}
     return GPTHistory(sweep, GPTRecords(**stacked))

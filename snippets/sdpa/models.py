@@ -138,7 +138,9 @@ class CausalSelfAttention(nn.Module):
         if config.qk_norm:
             self.q_norm = _norm(config.qk_norm, config.d_head)
             self.k_norm = _norm(config.qk_norm, config.d_head)
-        self.scale = config.scale.factor(config.d_head)
+        # A buffer, not a Python number: arms that differ only in their scale rule can then
+        # train as one ensemble (sdpa.training.Ensemble stacks buffers).
+        self.register_buffer("scale", torch.tensor(config.scale.factor(config.d_head)))
         causal = torch.ones(config.context, config.context, dtype=torch.bool).tril()
         self.register_buffer("causal", causal, persistent=False)
 
@@ -224,15 +226,16 @@ class GPT(nn.Module):
         return self.lm_head(self.ln_f(x)), stats
 
 
-def qk_norm_bound(config: GPTConfig, params: dict[str, torch.Tensor]) -> torch.Tensor:
+def qk_norm_bound(config: GPTConfig, state: dict[str, torch.Tensor]) -> torch.Tensor:
     """The largest logit QK-norm (RMS) allows: scale * d_head * max|g_q| * max|g_k|.
 
     Cauchy-Schwarz on the normalised vectors, whose norm is at most sqrt(d_head) * max|g|;
-    the largest over the layers. ``params`` maps names to weights, as
-    ``dict(model.named_parameters())`` does; a leading members axis carries through.
+    the largest over the layers. ``state`` maps names to weights and buffers, as
+    ``model.state_dict()`` does; a leading members axis carries through.
     """
-    def gain(i: int, which: str) -> torch.Tensor:
-        return params[f"blocks.{i}.attn.{which}_norm.weight"].abs().amax(-1)
+    def bound(i: int) -> torch.Tensor:
+        attn = f"blocks.{i}.attn"
+        gains = [state[f"{attn}.{w}_norm.weight"].abs().amax(-1) for w in ("q", "k")]
+        return gains[0] * gains[1] * state[f"{attn}.scale"]
 
-    per_layer = [gain(i, "q") * gain(i, "k") for i in range(config.n_layers)]
-    return torch.stack(per_layer).amax(0) * config.d_head * config.scale.factor(config.d_head)
+    return torch.stack([bound(i) for i in range(config.n_layers)]).amax(0) * config.d_head

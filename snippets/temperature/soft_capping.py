@@ -86,14 +86,14 @@ print(figure.html)
 figure = sdpa.Figure(
     "temperature-soft-capping-rows",
     caption=f"Rows of {N_KEYS} raw Gaussian logits against their standard deviation. Left: "
-    "the size of the Jacobian with respect to the raw logits, averaged over rows (solid) and for the median "
-    "row (dashed), without a cap (grey) and with caps 50 and 30. Right: the share of rows in which "
-    "the cap makes it larger. The mean says the cap shrinks the gradient; the median row and the "
-    "share say it usually grows it: without a cap the mean is carried by the few rows whose top "
-    "keys nearly tie.",
+    "the size of the Jacobian with respect to the raw logits, averaged over rows (solid) "
+    "and for the median row (dashed), without a cap (grey) and with caps 50 and 30. Right: "
+    "the share of rows in which the cap makes it larger. The mean says the cap shrinks the "
+    "gradient; the median row and the share say it usually grows it: without a cap the mean "
+    "is carried by the few rows whose top keys nearly tie.",
     alt="Left: log-scale curves against the logit spread. The uncapped mean stays above the capped "
-    "means, but the uncapped median falls far below the capped medians from a spread of about 10. "
-    "Right: the share of rows with a larger capped Jacobian rises from zero to above one half.",
+    "means, but the uncapped median falls far below the capped medians from a spread of about 10."
+    " Right: the share of rows with a larger capped Jacobian rises from zero to above one half.",
     ncols=2,
     size=(7.6, 3.1),
 )
@@ -135,7 +135,7 @@ print(
           *(cell(s, c) for c in CAPS)) for s in TABLE_SPREADS],
         caption=f"{N_ROWS:,} rows of {N_KEYS} raw logits with the given standard deviation. "
         "‖J‖ = ‖∂p/∂z‖ is the Frobenius norm of the Jacobian of the attention weights with "
-        "respect to the raw (pre-cap) logits: the factor through which any gradient reaches W_Q and W_K. "
-        "The last columns give the share of rows in which the cap makes it larger.",
+        "respect to the raw (pre-cap) logits: the factor through which any gradient reaches W_Q "
+        "and W_K. The last columns give the share of rows in which the cap makes it larger.",
     )
 )

@@ -15,12 +15,12 @@ import torch
 import sdpa
 from sdpa.attention import Scale, entropy, jacobian_spectral_norm, random_qk, scores
 
+generator = sdpa.seed(11)
 HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512, 1024]
 N_KEYS, N_ROWS = 16, 1024
 
 
-def explore(head_dims=HEAD_DIMS, n_keys=N_KEYS, n_rows=N_ROWS, seed=11):
-    generator = sdpa.seed(seed)
+def explore(generator, head_dims=HEAD_DIMS, n_keys=N_KEYS, n_rows=N_ROWS):
     found = {rule.value: {"row": [], "entropy": [], "norm": [], "median_entropy": [],
                           "median_norm": []} for rule in Scale}
     for d_k in head_dims:
@@ -35,11 +35,12 @@ def explore(head_dims=HEAD_DIMS, n_keys=N_KEYS, n_rows=N_ROWS, seed=11):
             rows["median_entropy"].append(entropy(p).median().item())
             rows["median_norm"].append(jacobian_spectral_norm(p).median().item())
     return {"d_k": list(head_dims), "n_keys": n_keys, "n_rows": n_rows,
-            "rules": [{"key": rule.value, "label": rule.label.replace("d_k", "dₖ")} for rule in Scale],
+            "rules": [{"key": rule.value, "label": rule.label.replace("d_k", "dₖ")}
+                      for rule in Scale],
             "arms": found}
 
 
-result = explore()
+result = explore(generator)
 
 print(sdpa.figures.explorable(
     "scale-explorer",

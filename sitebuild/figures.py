@@ -63,6 +63,9 @@ def _figure(match: re.Match, folder: Path) -> str:
     return f'<figure class="sdpa-figure" id="fig-{name}">{body}</figure>'
 
 
+_CLASSES = {"matplotlib.axis": "mpl-axis", "line2d": "mpl-line"}
+
+
 def _outside_code(html: str, change) -> str:
     parts = re.split(r"(<code>.*?</code>)", html, flags=re.S)
     return "".join(part if part.startswith("<code>") else change(part) for part in parts)
@@ -95,8 +98,24 @@ def themed(svg: str, prefix: str) -> str:
     svg = re.sub(r"<style type=\"text/css\">.*?</style>\s*", "", svg, flags=re.S)  # site.css has it
     svg = svg.replace(INK, "currentColor")
     svg = re.sub(r'style="[^"]*"', palette, svg)
-    # Prefix every id, and every reference to one, so that figures never clash on a page.
-    svg = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', svg)
+    # Lighter: no indentation, no no-op rotation, and text takes its font and its colour
+    # from site.css (the page's text colour) unless it has a colour of its own.
+    svg = re.sub(r"\n[ \t]+", "\n", svg)
+    svg = re.sub(r' transform="rotate\(-?0 [\d.]+ [\d.]+\)"', "", svg)
+    svg = re.sub(r"(<text [^>]*style=\"[^\"]*?)font-family: [^;\"]*;? ?", r"\1", svg)
+    svg = re.sub(r"(<text [^>]*style=\"[^\"]*?);? ?fill: currentColor", r"\1", svg)
+    # Ids: only those something refers to stay, prefixed with the figure's name so that
+    # figures never clash on a page; an axis and a plotted line keep a class instead.
+    referenced = set(re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"|aria-labelledby="([^"]+)"', svg))
+    referenced = {name for names in referenced for name in names if name}
+
+    def ids(match: re.Match) -> str:
+        if match.group(1) in referenced:
+            return f' id="{prefix}-{match.group(1)}"'
+        kind = re.match(r"(matplotlib\.axis|line2d)_\d+$", match.group(1))
+        return f' class="{_CLASSES[kind.group(1)]}"' if kind else ""
+
+    svg = re.sub(r'\s\bid="([^"]+)"', ids, svg)
     svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
     svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
     svg = re.sub(r'aria-labelledby="([^"]+)"', rf'aria-labelledby="{prefix}-\1"', svg)

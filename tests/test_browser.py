@@ -41,13 +41,31 @@ def _unavailable(reason: str):
 # ---- page weight (no browser needed) --------------------------------------------------
 
 
+def _own_assets(site: Path, page: Path, html: str) -> dict[str, int]:
+    """The site's own files a page loads (docs/assets: stylesheet, scripts, the math font
+    where the page has math); the theme's bundle is the same on every site and left out."""
+    loaded = {}
+    for ref in re.findall(r'(?:href|src)="([^"]+\.(?:css|js))"', html):
+        path = (page.parent / ref.split("?")[0]).resolve()
+        if path.is_file() and path.is_relative_to(site.resolve() / "assets") and (DOCS / "assets" / path.name).is_file():
+            loaded[path.name] = path.stat().st_size
+    if "<math" in html:
+        font = site / "assets" / "fonts" / "stix-math.woff2"
+        loaded[font.name] = font.stat().st_size
+    return loaded
+
+
 def test_no_page_is_over_one_megabyte(built_site, capsys):
-    sizes = {path.relative_to(built_site).as_posix(): path.stat().st_size for path in sorted(built_site.rglob("*.html"))}
+    """Each page's HTML with the site's own assets it loads, the math font included."""
+    sizes = {}
+    for path in sorted(built_site.rglob("*.html")):
+        html = path.read_text()
+        sizes[path.relative_to(built_site).as_posix()] = (path.stat().st_size, sum(_own_assets(built_site, path, html).values()))
     with capsys.disabled():
-        print("\nbuilt HTML pages (bytes):")
-        for name, size in sizes.items():
-            print(f"  {size:>9,}  {name}")
-    heavy = {name: size for name, size in sizes.items() if size > MAX_PAGE_BYTES}
+        print("\nbuilt pages (bytes): HTML + the site's own assets (math font, scripts, stylesheet)")
+        for name, (page, assets) in sizes.items():
+            print(f"  {page + assets:>9,} = {page:>9,} + {assets:>7,}  {name}")
+    heavy = {name: page + assets for name, (page, assets) in sizes.items() if page + assets > MAX_PAGE_BYTES}
     assert not heavy, f"pages over {MAX_PAGE_BYTES:,} bytes: {heavy}"
 
 
@@ -168,14 +186,14 @@ PROBE_JS = """
     out.texts = texts.length;
     out.text_contrast = Math.min(99, ...texts.map(t => paint(t, 'fill')).filter(Boolean).map(c => contrast(c, bg)));
     // Axis lines and tick marks; grid lines (faint on purpose, stroke-opacity < 1) are left out.
-    const axes = [...svg.querySelectorAll('[id*="matplotlib.axis"] path, [id*="matplotlib.axis"] use')]
+    const axes = [...svg.querySelectorAll('.mpl-axis path, .mpl-axis use')]
       .filter(a => parseFloat(getComputedStyle(a).strokeOpacity) >= 0.9);
     const strokes = axes.map(a => paint(a, 'stroke')).filter(Boolean);
     out.axis_marks = strokes.length;
     out.axis_contrast = Math.min(99, ...strokes.map(c => contrast(c, bg)));
     // Data lines and markers (matplotlib's line2d outside the axes): 3:1 like any graphic.
-    const data = [...svg.querySelectorAll('[id*="line2d"] path, [id*="line2d"] use')]
-      .filter(a => !a.closest('[id*="matplotlib.axis"]') && parseFloat(getComputedStyle(a).strokeOpacity) >= 0.9)
+    const data = [...svg.querySelectorAll('.mpl-line path, .mpl-line use')]
+      .filter(a => !a.closest('.mpl-axis') && parseFloat(getComputedStyle(a).strokeOpacity) >= 0.9)
       .map(a => paint(a, 'stroke')).filter(Boolean);
     out.data_lines = data.length;
     out.data_contrast = Math.min(99, ...data.map(c => contrast(c, bg)));
@@ -475,5 +493,29 @@ def test_the_explorable_figure_follows_its_controls_from_the_keyboard(browser, s
         assert fill == page.evaluate("""() => { const p = document.createElement('p');
           p.style.color = 'var(--sdpa-c0, #4c8fe0)'; document.body.append(p);
           const c = getComputedStyle(p).color; p.remove(); return c; }""")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_math_is_laid_out_with_the_shipped_font(browser, site_url, scheme, viewport):
+    context = browser.new_context(color_scheme=scheme, viewport=viewport)
+    page = context.new_page()
+    try:
+        page.goto(site_url + "derivation/", wait_until="networkidle")
+        page.evaluate("document.fonts.ready")
+        loaded = page.evaluate("[...document.fonts].filter(f => f.family.includes('SDPA Math'))"
+                               ".map(f => f.status)")
+        assert loaded == ["loaded"], f"the math font did not load: {loaded}"
+        cdp = context.new_cdp_session(page)
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+        for selector in ("math mi", ".sdpa-math math mo", ".sdpa-math math mn"):
+            node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+            used = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+            assert used and all(f["isCustomFont"] and f["postScriptName"] == "STIXMath-Regular" for f in used), (
+                f"{selector} ({scheme}, {viewport['width']} px) drawn with {used}")
     finally:
         context.close()

@@ -5,7 +5,7 @@ each arm we take the held-out loss after training at every learning rate, averag
 over the seeds, and compute Wortsman et al.'s LR sensitivity: the mean over learning
 rates of min(L(lr), L0) - L*, with L0 the loss at initialisation and L* the arm's best.
 We also count the runs that learned the task (held-out loss below 0.2) and the largest
-gap between the two seeds of one learning rate.
+gap between the seeds of one learning rate.
 """
 
 import sdpa
@@ -61,7 +61,7 @@ print(
         "learning rates of how far each one falls short of the arm's best (capped at the "
         "initial loss): lower means more forgiving. The last columns count the runs (learning "
         "rates × seeds) that learned the task, and give the largest difference between the "
-        "two seeds of one learning rate.",
+        "seeds of one learning rate.",
     )
 )
 

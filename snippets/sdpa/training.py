@@ -18,6 +18,11 @@ own loss; members at the same learning rate share one stacked tensor per weight,
 each learning rate is one param group of an ordinary ``torch.optim`` optimiser. Adam and
 SGD update every number on its own, so each member follows its separate run (a test
 trains members alone and compares).
+
+Cost on a CPU: the site's models are tiny, so each operation's fixed overhead, not its
+arithmetic, dominates. One ensemble per experiment (rather than one per arm or per run)
+keeps the number of operations, and with it the build time, small; arms that differ
+only in a constant (a buffer, such as the GPT's logit scale) share one ensemble.
 """
 
 from __future__ import annotations

@@ -61,30 +61,40 @@ def _imported_names(source: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def imported_files(source: str, bases: list[Path]) -> list[Path]:
-    """Every file under ``bases`` that ``source`` imports, directly or through others."""
+def imported_files(source: str, bases: list[Path], memo: dict | None = None) -> list[Path]:
+    """Every file under ``bases`` that ``source`` imports, directly or through others.
+
+    ``memo`` (a dict kept for one build) remembers where each module name lives and each
+    file's text, so the keys of a whole site cost a few hundred file lookups, not tens of
+    thousands."""
+    memo = {} if memo is None else memo
     seen: dict[Path, None] = {}
     pending = [source]
     while pending:
         for name in _imported_names(pending.pop()):
-            for path in _module_files(name, bases):
+            if name not in memo:
+                memo[name] = _module_files(name, bases)
+            for path in memo[name]:
                 if path not in seen:
                     seen[path] = None
-                    pending.append(path.read_text())
+                    if path not in memo:
+                        memo[path] = path.read_text()
+                    pending.append(memo[path])
     return sorted(seen)
 
 
-def snippet_key(source: str, options: dict, bases: list[Path], device: str) -> str:
-    """The cache key of one executed fence."""
+def snippet_key(source: str, options: dict, bases: list[Path], device: str, memo: dict | None = None) -> str:
+    """The cache key of one executed fence (``memo``: as for :func:`imported_files`)."""
     import torch
 
+    memo = {} if memo is None else memo
     digest = hashlib.sha256()
     seed_offset = os.environ.get("SDPA_SEED_OFFSET", "0")  # a shifted run is another result
     for part in (source, repr(sorted((k, repr(v)) for k, v in options.items())), torch.__version__,
                  platform.python_version(), device, seed_offset):
         digest.update(part.encode() + b"\0")
-    for path in imported_files(source, bases):
-        digest.update("/".join(path.parts[-2:]).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in imported_files(source, bases, memo):
+        digest.update("/".join(path.parts[-2:]).encode() + b"\0" + memo[path].encode() + b"\0")
     return digest.hexdigest()
 
 

@@ -37,7 +37,7 @@ def on_config(config):
                                    MathMLExtension()]
     notebook.use_ipc_kernel()
     if _runner.cached:
-        notebook.use_snippet_cache(config, _runner.bases)
+        notebook.use_snippet_cache(config, _runner.bases, _runner.key_memo)
     return config
 
 

@@ -44,7 +44,7 @@ def use_ipc_kernel() -> None:
         os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join([str(JUPYTER_CONFIG), *paths])
 
 
-def use_snippet_cache(config, bases: list[Path]) -> None:
+def use_snippet_cache(config, bases: list[Path], memo: dict | None = None) -> None:
     """Let mkdocs-jupyter cache executed notebooks, keyed on their code and the library's."""
     plugin = config.plugins.get("mkdocs-jupyter")
     if plugin is None:
@@ -52,7 +52,7 @@ def use_snippet_cache(config, bases: list[Path]) -> None:
     from sdpa.runtime import device
 
     sources = "".join(path.read_text() for path in _notebook_scripts(config))
-    key = cache.snippet_key(sources, {}, bases, str(device()))
+    key = cache.snippet_key(sources, {}, bases, str(device()), memo)
     plugin.config["cache"] = True
     plugin.config["cache_dir"] = str(cache.CACHE_DIR.parent / "notebooks" / key[:16])
 

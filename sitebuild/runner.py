@@ -74,6 +74,7 @@ class SnippetRunner:
         self.command = command
         self.bases = snippet_bases(config)
         self.cached = cache.enabled(command)
+        self.key_memo: dict = {}  # this build's module lookups for the cache keys
         self.page = ""
         self.failures: list[SnippetFailure] = []
         self.report = BuildReport()
@@ -96,7 +97,7 @@ class SnippetRunner:
         if self.cached:
             from sdpa.runtime import device  # imports torch: only when a snippet runs
 
-            key = cache.snippet_key(source, options, self.bases, str(device()))
+            key = cache.snippet_key(source, options, self.bases, str(device()), self.key_memo)
             entry = cache.load(key)
             if entry is not None:
                 self.report.add(self.page, snippet, entry["html"], entry["seconds"], cached=True)

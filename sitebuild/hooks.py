@@ -8,6 +8,7 @@ next. Only the command (``build`` or ``serve``) is kept for the life of the proc
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from sitebuild import code_pages, notebook  # noqa: E402
 from sitebuild.fences import FenceCheckExtension  # noqa: E402
 from sitebuild.math import MathMLExtension  # noqa: E402
 from sitebuild.runner import SnippetRunner  # noqa: E402
+
+ID = re.compile(r'\bid="([^"]+)"')
 
 _command = "build"
 _runner: SnippetRunner | None = None  # this build's, replaced by on_config
@@ -67,6 +70,11 @@ def on_pre_page(page, config, files):
 
 def on_page_content(html: str, page, config, files) -> str:
     _runner.report_failures()
+    # MkDocs collects a page's ids before Markdown postprocessors add theirs (the numbered
+    # equations of sitebuild/math.py): give it every id of the finished page, so that links
+    # to them are checked, not reported as broken.
+    if page.present_anchor_ids is not None:
+        page.present_anchor_ids.update(ID.findall(html))
     return html
 
 

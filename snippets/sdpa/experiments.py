@@ -55,6 +55,8 @@ class Arm:
     learn_scale:    learn the factor (as its logarithm) with the weights.
     q_init, k_init: multiply the initial W_Q (W_K) by this constant.
     lr_q, lr_k:     multiply the learning rate of W_Q (W_K) by this constant.
+    lr:             multiply every learning rate of the arm (arms of one experiment can
+                    then sweep different windows of rates, see :class:`Tuning`).
     """
 
     scale: Scale = Scale.INV_SQRT
@@ -64,6 +66,7 @@ class Arm:
     k_init: float = 1.0
     lr_q: float = 1.0
     lr_k: float = 1.0
+    lr: float = 1.0
 
 
 def scale_arms(inits: tuple[Init, ...] = ("unit",),
@@ -113,6 +116,7 @@ def recall_model(experiment: RecallExperiment, arm: Arm, seed: int) -> RecallHea
 
 def member_lrs(arm: Arm, lr: float) -> dict[str, float | None]:
     """The learning rate of each weight of one member (None: not trained)."""
+    lr = lr * arm.lr
     return {"W_Q.weight": lr * arm.lr_q, "W_K.weight": lr * arm.lr_k, "W_V.weight": lr,
             "W_O.weight": lr, "log_scale": lr if arm.learn_scale else None}
 
@@ -579,3 +583,182 @@ QK_NORM_ARMS: dict[str, GPTConfig] = {
     "softcap": GPTConfig(softcap=10.0),
 }
 QK_NORM_SWEEP = GPTSweep(arms=tuple(QK_NORM_ARMS.values()))
+
+
+# ------------------------------------------------------------------ tuned comparisons
+
+
+def predicted_lr_exponent(optimizer: Optimizer, rule: Scale) -> float:
+    """How the best learning rate of ``rule`` should move with d_k, relative to 1/sqrt(d_k).
+
+    A rule's factor is c = d_k^a times 1/sqrt(d_k) (a = 1/2 for none, -1/2 for 1/d_k).
+    Multiplying the logits by c is the same as multiplying W_Q and W_K's initialisation by
+    sqrt(c) and their learning rate by sqrt(c) under Adam, by c under SGD. If only W_Q and
+    W_K's rate mattered (and the initialisation did not), the best rate of the rule would
+    be 1/sqrt(d_k)'s divided by that: the exponent returned here is -a/2 (Adam) or -a (SGD).
+    """
+    a = {Scale.NONE: 0.5, Scale.INV_SQRT: 0.0, Scale.INV: -0.5}[rule]
+    return -a / 2 if optimizer == "adam" else -a
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The scale rules on the recall task, each at its own best learning rate.
+
+    For every (optimiser, d_k), each rule sweeps a window of ``points`` learning rates
+    spaced by 10^(1/per_decade) around its centre (the same at every d_k) on
+    ``sweep_seeds``; the rate with the lowest mean final loss is its best, and is rerun on
+    ``confirm_seeds``, seeds the choice never saw. All rules of one (optimiser, d_k) and
+    stage train as one ensemble. Everything else is the failure-modes ablation's setup, so
+    its fixed-rate runs sit beside the tuned ones point for point.
+    """
+
+    ablation: Ablation = Ablation()
+    d_ks: tuple[int, ...] = (16, 64, 256)
+    optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
+    rules: tuple[Scale, ...] = tuple(Scale)
+    per_decade: int = 3
+    points: int = 5
+    #: (optimiser, rule, k): the window's centre is 10^(k / per_decade)
+    centres: tuple[tuple[Optimizer, Scale, int], ...] = (
+        ("adam", Scale.NONE, -7), ("adam", Scale.INV_SQRT, -7), ("adam", Scale.INV, -6),
+        ("sgd", Scale.NONE, -3), ("sgd", Scale.INV_SQRT, -1), ("sgd", Scale.INV, 0),
+    )
+    sweep_seeds: tuple[int, ...] = (0, 1)
+    confirm_seeds: tuple[int, ...] = (2, 3, 4, 5, 6)
+    last: int = 8  # the final loss is the mean of the last `last` records
+
+    def arm(self, optimizer: Optimizer, rule: Scale) -> Arm:
+        """The rule's sweep arm: its learning rates are the window's offsets times its centre."""
+        (k,) = [k for o, r, k in self.centres if (o, r) == (optimizer, rule)]
+        return Arm(rule, lr=10 ** (k / self.per_decade))
+
+    @property
+    def offsets(self) -> tuple[float, ...]:
+        half = self.points // 2
+        return tuple(10 ** (j / self.per_decade) for j in range(-half, self.points - half))
+
+    def window(self, optimizer: Optimizer, rule: Scale) -> tuple[float, ...]:
+        """The learning rates the rule sweeps (as the members train with them)."""
+        return tuple(self.arm(optimizer, rule).lr * offset for offset in self.offsets)
+
+    def _experiment(self, optimizer: Optimizer, d_k: int, **fields) -> RecallExperiment:
+        base = self.ablation.experiment(optimizer, 1.0, d_k)
+        return dataclasses.replace(base, **fields)
+
+    def sweep(self, optimizer: Optimizer, d_k: int) -> RecallExperiment:
+        return self._experiment(optimizer, d_k, lrs=self.offsets, seeds=self.sweep_seeds,
+                                arms=tuple(self.arm(optimizer, r) for r in self.rules))
+
+    def confirmation(self, optimizer: Optimizer, d_k: int,
+                     best: tuple[float, ...]) -> RecallExperiment:
+        """Every rule at its best rate (``best``, in the order of ``rules``), fresh seeds."""
+        arms = tuple(Arm(rule, lr=lr) for rule, lr in zip(self.rules, best))
+        return self._experiment(optimizer, d_k, lrs=(1.0,), seeds=self.confirm_seeds, arms=arms)
+
+
+#: A run whose final loss is NaN or above this many times the chance loss has diverged.
+DIVERGED = 10
+
+
+def final_loss(metrics: RecallMetrics, last: int, chance: float) -> torch.Tensor:
+    """The mean loss of the last ``last`` records; inf for a run that diverged (NaN, or
+    above ``DIVERGED`` times the ``chance`` loss)."""
+    loss = metrics.final(last).loss
+    ok = torch.isfinite(loss) & (loss <= DIVERGED * chance)
+    return torch.where(ok, loss, torch.full_like(loss, math.inf))
+
+
+@dataclass(frozen=True)
+class TunedArm:
+    """One scale rule tuned at one (optimiser, d_k), and the ablation's fixed-rate run of it."""
+
+    optimizer: Optimizer
+    d_k: int
+    rule: Scale
+    lrs: tuple[float, ...]  # the window it swept
+    sweep_loss: torch.Tensor  # (lrs, sweep seeds) final loss, inf where a run diverged
+    confirm_loss: torch.Tensor  # (confirm seeds,) final loss at best_lr, on fresh seeds
+    fixed_lr: float  # the ablation's learning rate
+    fixed_loss: torch.Tensor  # (ablation seeds,) the ablation's final loss (unit init)
+
+    @property
+    def mean_loss(self) -> torch.Tensor:
+        """(lrs,) the sweep's final loss, mean over its seeds (inf if one diverged)."""
+        return self.sweep_loss.mean(1)
+
+    @property
+    def best_index(self) -> int:
+        return int(self.mean_loss.argmin())
+
+    @property
+    def best_lr(self) -> float:
+        return self.lrs[self.best_index]
+
+    @property
+    def interior(self) -> bool:
+        """Whether the best rate lies strictly inside the window."""
+        return 0 < self.best_index < len(self.lrs) - 1
+
+    @property
+    def vertex_lr(self) -> float:
+        """The best rate between grid points: the vertex of the parabola through the log
+        loss at the best rate and its two neighbours, in log rate (the grid point itself
+        where a neighbour is missing or diverged)."""
+        i = self.best_index
+        if not self.interior or not torch.isfinite(self.mean_loss[i - 1: i + 2]).all():
+            return self.best_lr
+        left, mid, right = self.mean_loss[i - 1: i + 2].log().tolist()
+        step = math.log(self.lrs[i + 1] / self.lrs[i])
+        shift = 0.5 * (left - right) / (left - 2 * mid + right)  # in grid steps, |.| <= 1/2
+        return self.best_lr * math.exp(shift * step)
+
+
+@cache
+def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], TunedArm]:
+    """Sweep, choose and confirm every rule at every (optimiser, d_k); memoised."""
+    fixed_runs = run_ablation(tuning.ablation)
+    fixed_lrs = dict(tuning.ablation.optimizers)
+    out = {}
+    for optimizer in tuning.optimizers:
+        for d_k in tuning.d_ks:
+            experiment = tuning.sweep(optimizer, d_k)
+            sweep, chance = run_recall(experiment), math.log(experiment.n_values)
+            losses = {rule: final_loss(sweep.metrics, tuning.last, chance)[a]
+                      for a, rule in enumerate(tuning.rules)}
+            windows = {rule: tuning.window(optimizer, rule) for rule in tuning.rules}
+            best = tuple(windows[r][int(losses[r].mean(1).argmin())] for r in tuning.rules)
+            confirm = run_recall(tuning.confirmation(optimizer, d_k, best))
+            confirmed = final_loss(confirm.metrics, tuning.last, chance)[:, 0]  # (rules, seeds)
+            fixed = fixed_runs[(optimizer, d_k)]
+            for a, rule in enumerate(tuning.rules):
+                out[(optimizer, d_k, rule)] = TunedArm(
+                    optimizer=optimizer, d_k=d_k, rule=rule, lrs=windows[rule],
+                    sweep_loss=losses[rule], confirm_loss=confirmed[a],
+                    fixed_lr=fixed_lrs[optimizer],
+                    fixed_loss=final_loss(fixed.arm(Arm(rule)), tuning.last, chance),
+                )
+    return out
+
+
+@dataclass(frozen=True)
+class LearnedScaleStudy:
+    """A learned logit scale against the fixed 1/sqrt(d_k), at learning rates above the best.
+
+    The learned arm starts at c = 1/sqrt(d_k) and learns log c with the weights (same
+    optimiser and rate, no weight decay or other regularisation). The ablation's setup at
+    one head dimension, fresh seeds; both arms of one optimiser train as one ensemble.
+    """
+
+    ablation: Ablation = Ablation()
+    d_k: int = 64
+    rates: tuple[tuple[Optimizer, tuple[float, ...]], ...] = (
+        ("adam", (10 ** (-5 / 3), 10 ** (-4 / 3))), ("sgd", (1.0, 10 ** (1 / 3))))
+    seeds: tuple[int, ...] = (2, 3, 4, 5, 6)
+    fixed: Arm = Arm(Scale.INV_SQRT)
+    learned: Arm = Arm(Scale.INV_SQRT, learn_scale=True)
+
+    def experiment(self, optimizer: Optimizer) -> RecallExperiment:
+        base = self.ablation.experiment(optimizer, 1.0, self.d_k)
+        return dataclasses.replace(base, lrs=dict(self.rates)[optimizer], seeds=self.seeds,
+                                   arms=(self.fixed, self.learned))

@@ -1,0 +1,85 @@
+"""A learned temperature at high learning rates: does it run away?
+
+One recall head at d_k = 64 with the scale fixed at 1/sqrt(d_k), and with the scale
+learned from there (as log c, same optimiser and rate, no regularisation), at two
+learning rates above the tuned best of each optimiser (``sdpa.experiments.
+LearnedScaleStudy``), five seeds. Per arm and rate: the final loss, the largest logit
+seen in training, the learned scale at the end relative to its start, and the runs that
+diverged (final loss NaN or above ten times chance, ``sdpa.experiments.DIVERGED``).
+"""
+
+import math
+
+import torch
+
+import sdpa
+from sdpa.attention import Scale
+from sdpa.experiments import (DIVERGED, LearnedScaleStudy, Tuning, final_loss, run_recall,
+                              run_tuning)
+
+STUDY = LearnedScaleStudy()
+TUNING = Tuning()
+
+sdpa.seed(0)
+
+
+def learned_scale(study=STUDY):
+    tuned = run_tuning(TUNING)
+    rows = []
+    for optimizer, lrs in study.rates:
+        experiment = study.experiment(optimizer)
+        history, chance = run_recall(experiment), math.log(experiment.n_values)
+        best = tuned[(optimizer, study.d_k, Scale.INV_SQRT)].best_lr
+        for arm in (study.fixed, study.learned):
+            for lr in lrs:
+                curves = history.arm(arm, lr)
+                loss = final_loss(curves, TUNING.last, chance)
+                rows.append({
+                    "optimizer": optimizer, "lr": lr, "times_best": lr / best,
+                    "learned": arm.learn_scale, "final_loss": loss, "diverged": loss.isinf(),
+                    "max_logit": torch.nan_to_num(curves.max_logit, nan=math.inf).amax(0),
+                    "scale_ratio": curves.scale[-1] / curves.scale[0],
+                })
+    return rows
+
+
+result = learned_scale()
+
+
+def loss(r):
+    finite = r["final_loss"][torch.isfinite(r["final_loss"])]
+    if len(finite) == 0:
+        return "—"
+    return f"{finite.mean().item():.3f} ± {finite.std().item():.3f}" if len(finite) > 1 else (
+        f"{finite.item():.3f}")
+
+
+def scale(r):
+    ratio = r["scale_ratio"][~r["diverged"]]
+    if not r["learned"]:
+        return "1 (fixed)"
+    return "—" if len(ratio) == 0 else f"{ratio.min().item():.2g}–{ratio.max().item():.2g}"
+
+
+def logit(r):
+    kept = r["max_logit"][~r["diverged"]]
+    return "—" if len(kept) == 0 else f"{kept.median().item():.0f}"
+
+
+n_seeds = len(STUDY.seeds)
+print(
+    sdpa.markdown_table(
+        ["optimiser", "learning rate", "× best rate", "scale", "final loss", "largest logit",
+         "learned scale, end ÷ start (min–max)", "diverged"],
+        [("Adam" if r["optimizer"] == "adam" else "SGD", f"{r['lr']:.3g}",
+          f"{r['times_best']:.2g}", "learned" if r["learned"] else "fixed 1/√d_k", loss(r),
+          logit(r), scale(r), f"{int(r['diverged'].sum())}/{n_seeds}")
+         for r in sorted(result, key=lambda r: (r["optimizer"], r["lr"], r["learned"]))],
+        align="lrrllrlr",
+        caption=f"One head, d_k = {STUDY.d_k}, {STUDY.ablation.steps} steps, {n_seeds} seeds per "
+        "row. × best rate: the learning rate over the 1/√d_k rule's tuned best (table above). "
+        "Final loss: mean ± std over the runs that did not diverge; largest logit: the largest "
+        "|softmax input| over training, median over the runs that did not diverge; diverged: "
+        f"final loss NaN or above {DIVERGED} times chance.",
+    )
+)

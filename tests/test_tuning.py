@@ -1,0 +1,225 @@
+"""The tuned-comparisons page: every claim, with tolerances from the seeds' spread.
+
+Final losses spread over orders of magnitude and have the odd bad seed, so losses are
+compared as geometric means over seeds: "A ends at least twice as high as B" means the mean
+of log A exceeds the mean of log B by log 2 plus twice the standard error of the difference.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sdpa.attention import Scale
+from sdpa.experiments import LearnedScaleStudy, Tuning, predicted_lr_exponent, run_tuning
+
+pytestmark = pytest.mark.claims
+
+TUNING = Tuning()
+STUDY = LearnedScaleStudy()
+CHANCE = math.log(TUNING.sweep("adam", 16).n_values)
+NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
+D_KS = TUNING.d_ks
+
+
+def se(values: torch.Tensor) -> float:
+    return values.std().item() / math.sqrt(len(values))
+
+
+def clearly_above(high: torch.Tensor, low: torch.Tensor, factor: float = 1.0) -> bool:
+    """``high``'s geometric mean is above ``factor`` times ``low``'s, by two standard errors."""
+    gap = high.log().mean().item() - low.log().mean().item() - math.log(factor)
+    return gap > 2 * math.hypot(se(high.log()), se(low.log()))
+
+
+@pytest.fixture(scope="module")
+def tuned(run_snippet):
+    result = run_snippet("tuning/tuned_table.py").namespace["result"]
+    assert result is run_tuning(TUNING), "the page's snippets share the memoised runs"
+    return result
+
+
+def test_the_design_is_what_the_page_says(tuned):
+    assert (len(TUNING.sweep_seeds), len(TUNING.confirm_seeds)) == (2, 5)
+    assert (TUNING.points, TUNING.per_decade, TUNING.last) == (5, 3, 8)
+    assert dict(TUNING.ablation.optimizers) == {"adam": 0.01, "sgd": 1.0}
+    assert not set(TUNING.sweep_seeds) & set(TUNING.confirm_seeds), "confirmation seeds are fresh"
+    setup = TUNING.sweep("sgd", 64)
+    assert (setup.steps, setup.batch, setup.d_model, setup.n_pairs) == (
+        TUNING.ablation.steps, TUNING.ablation.batch, TUNING.ablation.d_model,
+        TUNING.ablation.n_pairs)
+    for arm in tuned.values():
+        ratios = [b / a for a, b in zip(arm.lrs, arm.lrs[1:])]
+        assert ratios == pytest.approx([10 ** (1 / TUNING.per_decade)] * len(ratios))
+        assert arm.sweep_loss.shape == (TUNING.points, len(TUNING.sweep_seeds))
+        assert arm.confirm_loss.shape == (len(TUNING.confirm_seeds),)
+
+
+def test_no_best_rate_sits_at_the_edge_of_its_window(tuned):
+    edges = [key for key, arm in tuned.items() if not arm.interior]
+    assert not edges, f"best rate at the edge of the sweep: {edges}"
+
+
+@pytest.mark.parametrize("optimizer", TUNING.optimizers)
+def test_tuned_unscaled_rule_still_ends_at_least_twice_as_high(tuned, optimizer):
+    for d_k in D_KS:
+        none = tuned[(optimizer, d_k, NONE)].confirm_loss
+        for rule in (SQRT, INV):
+            assert clearly_above(none, tuned[(optimizer, d_k, rule)].confirm_loss, factor=2), (
+                optimizer, d_k, rule)
+
+
+def test_sgd_unscaled_fails_at_the_fixed_rate_and_learns_when_tuned(tuned):
+    for d_k in D_KS:
+        arm = tuned[("sgd", d_k, NONE)]
+        assert abs(arm.fixed_loss.mean().item() - CHANCE) < 0.5  # "at chance"
+        assert arm.best_lr <= arm.fixed_lr / 4  # "at least four times lower"
+        confirm = arm.confirm_loss
+        assert confirm.mean().item() + 2 * se(confirm) < CHANCE - 1  # learns: a nat below chance
+        assert clearly_above(arm.fixed_loss, confirm)
+
+
+def test_adam_scaled_rules_end_within_a_factor_1_5_of_each_other(tuned):
+    for d_k in D_KS:
+        sqrt = tuned[("adam", d_k, SQRT)].confirm_loss.mean().item()
+        inv = tuned[("adam", d_k, INV)].confirm_loss.mean().item()
+        assert 1 / 1.5 < inv / sqrt < 1.5, d_k
+
+
+def test_sgd_ranks_the_scaled_rules_by_head_size(tuned):
+    def pair(d_k):
+        return tuned[("sgd", d_k, SQRT)].confirm_loss, tuned[("sgd", d_k, INV)].confirm_loss
+
+    sqrt, inv = pair(16)
+    assert clearly_above(sqrt, inv), "at d_k = 16, 1/d_k ends lower"
+    for d_k in (64, 256):
+        sqrt, inv = pair(d_k)
+        assert clearly_above(inv, sqrt), f"at d_k = {d_k}, 1/sqrt(d_k) ends lower"
+    arm = tuned[("sgd", 256, INV)]
+    assert math.isinf(arm.mean_loss[arm.best_index + 1].item()), "next rate up diverges"
+    assert clearly_above(arm.fixed_loss, arm.confirm_loss), "tuning helps the slow arm"
+
+
+def test_adam_fixed_rate_was_near_best_for_scaled_rules_not_for_unscaled_at_256(tuned):
+    for d_k in D_KS:
+        for rule in (SQRT, INV):
+            arm = tuned[("adam", d_k, rule)]
+            assert arm.lrs[0] < arm.fixed_lr < arm.lrs[-1]
+            assert 1 / 5 <= arm.best_lr / arm.fixed_lr <= 5  # "within a factor of five"
+    arm = tuned[("adam", 256, NONE)]
+    assert arm.best_lr <= arm.fixed_lr / 3
+    assert clearly_above(arm.fixed_loss, arm.confirm_loss)
+
+
+# ---------------------------------------------------------------- transfer across d_k
+
+
+@pytest.fixture(scope="module")
+def transfer(run_snippet):
+    rows = run_snippet("tuning/transfer.py").namespace["result"]
+    return {(r["optimizer"], r["rule"]): r for r in rows}
+
+
+def test_predicted_exponents():
+    assert predicted_lr_exponent("adam", NONE) == -0.25
+    assert predicted_lr_exponent("sgd", NONE) == -0.5
+    assert predicted_lr_exponent("adam", INV) == 0.25
+    assert predicted_lr_exponent("sgd", INV) == 0.5
+    assert predicted_lr_exponent("sgd", SQRT) == predicted_lr_exponent("adam", SQRT) == 0
+
+
+def test_adam_unscaled_best_rate_does_not_follow_the_prediction(transfer):
+    r = transfer[("adam", NONE)]
+    predicted = [d ** r["predicted"] for d in D_KS]  # 1/2, 1/2.8, 1/4
+    assert all(1 / 1.7 < ratio < 1.7 for ratio in r["ratio"]), "within a factor 1.7 of 1/sqrt"
+    assert r["ratio"][-1] > 2 * predicted[-1]  # at d_k = 256: more than twice the prediction
+    assert r["relative_slope"] > r["predicted"] + 0.1  # flatter than -1/4
+
+
+def test_sgd_unscaled_best_rate_falls_with_dk_as_predicted_in_direction(transfer):
+    r = transfer[("sgd", NONE)]
+    predicted = [d ** r["predicted"] for d in D_KS]
+    assert r["ratio"][-1] / r["ratio"][0] < 1 / 1.7  # falls by at least 1.7x from 16 to 256
+    assert all(m > p for m, p in zip(r["ratio"], predicted))  # but stays above the prediction
+    assert -0.75 < r["relative_slope"] < -0.15
+
+
+def test_adam_inverse_dk_follows_the_predicted_slope_roughly(transfer):
+    r = transfer[("adam", INV)]
+    assert abs(r["relative_slope"] - r["predicted"]) < 0.15  # "near +1/4"
+
+
+def test_only_sgd_keeps_the_scaled_rules_best_rate(transfer):
+    sgd, adam = transfer[("sgd", SQRT)]["best"], transfer[("adam", SQRT)]["best"]
+    assert max(sgd) / min(sgd) < 2  # SGD: one rate serves every d_k
+    assert adam[-1] / adam[0] < 0.5  # Adam: the best rate falls with d_k
+    assert transfer[("adam", SQRT)]["slope"] < -0.25
+    for rule in Scale:  # "and so do the other rules' best rates"
+        best = transfer[("adam", rule)]["best"]
+        assert best[-1] < best[0]
+
+
+# ---------------------------------------------------------------- a learned temperature
+
+
+@pytest.fixture(scope="module")
+def learned(run_snippet):
+    rows = run_snippet("tuning/learned_scale.py").namespace["result"]
+    return {(r["optimizer"], r["lr"], r["learned"]): r for r in rows}
+
+
+def test_the_learned_scale_is_tested_above_the_best_rate(learned):
+    for (optimizer, lr, _), r in learned.items():
+        assert r["times_best"] >= 2, (optimizer, lr)
+        assert len(r["final_loss"]) >= 5
+
+
+def test_the_learned_scale_falls_and_brakes_the_logits_instead_of_running_away(learned):
+    for (optimizer, lr, is_learned), r in learned.items():
+        if not is_learned:
+            continue
+        fixed = learned[(optimizer, lr, False)]
+        assert not r["diverged"].any(), "no run with a learned scale diverged"
+        assert (r["scale_ratio"] < 1).all(), "the scale fell in every run"
+        if optimizer == "adam":
+            assert not fixed["diverged"].any()
+            assert (r["scale_ratio"] < 0.5).all(), "to below half its start"
+            assert r["max_logit"].median() < fixed["max_logit"].median()
+            assert clearly_above(fixed["final_loss"], r["final_loss"]), (optimizer, lr)
+
+
+def test_sgd_at_the_highest_rate_fixed_diverges_and_learned_scatters(learned):
+    (low, high) = dict(STUDY.rates)["sgd"]
+    assert clearly_above(learned[("sgd", low, False)]["final_loss"],
+                         learned[("sgd", low, True)]["final_loss"])
+    assert learned[("sgd", high, False)]["diverged"].all()  # every fixed run
+    spread = learned[("sgd", high, True)]["final_loss"]
+    assert spread.max() / spread.min() > 3  # "scatter widely"
+    assert learned[("sgd", high, True)]["scale_ratio"].min() < 0.1  # "collapsed in some"
+
+
+# ---------------------------------------------------------------- head count
+
+
+def test_splitting_into_more_heads_only_changes_unscaled_and_1_over_dk_rows(run_snippet):
+    rows = run_snippet("tuning/head_count.py").namespace["result"]
+    at = {(r["heads"], r["rule"]): r for r in rows}
+    heads = sorted({r["heads"] for r in rows})
+    d_model = run_snippet("tuning/head_count.py").namespace["D_MODEL"]
+    for h in heads:  # logit std: sqrt(d_k), 1 and 1/sqrt(d_k), within sampling error
+        d_k = d_model // h
+        assert at[h, NONE]["logit_std"] == pytest.approx(math.sqrt(d_k), rel=0.05)
+        assert at[h, SQRT]["logit_std"] == pytest.approx(1, rel=0.05)
+        assert at[h, INV]["logit_std"] == pytest.approx(d_k**-0.5, rel=0.05)
+    sqrt = [at[h, SQRT]["effective_keys"] for h in heads]
+    assert max(sqrt) / min(sqrt) < 1.1  # the scaled head is the same at every split
+    assert all(35 < keys < 45 for keys in sqrt)  # "about 40 of 64 keys in play"
+    assert all(at[h, rule]["one_hot"] == 0 for h in heads for rule in (SQRT, INV))
+    none = [at[h, NONE]["effective_keys"] for h in heads]
+    inv = [at[h, INV]["effective_keys"] for h in heads]
+    assert none == sorted(none) and none[0] < 1.1 and none[-1] > 4  # more heads, less peaked
+    assert inv == sorted(inv, reverse=True) and inv[0] > 63  # more heads, less flat
+    one_hot = [at[h, NONE]["one_hot"] for h in heads]
+    assert one_hot == sorted(one_hot, reverse=True) and one_hot[0] > 0.5 and one_hot[-1] < 0.01

@@ -21,7 +21,7 @@ from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectr
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
 from sdpa.experiments import (Arm, GPTSweep, RecallExperiment, gpt_model, lr_sensitivity,
                               member_lrs, recall_at_init, recall_model, run_gpt, run_recall)
-from sdpa.models import GPTConfig, RecallHead, qk_norm_bound
+from sdpa.models import GPTConfig, RecallBlock, RecallHead, qk_norm_bound
 from sdpa.tasks import copy_batch, recall_batches
 
 # ---------------------------------------------------------------- attention math
@@ -280,3 +280,27 @@ def test_readme_figure_template_runs(tmp_path):
                          env={**os.environ, "PYTHONPATH": str(SNIPPETS)}, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith('<figure class="sdpa-figure" id="fig-qk-spread">')
+
+
+def test_recall_block_equals_textbook_multi_head_attention():
+    """RecallBlock folds W_K and W_V into the query's side; the numbers are the formula's."""
+    heads, d_k, n = 4, 8, 5
+    with runtime.seeded(0):
+        block = RecallBlock(heads, d_k, n_values=7, scale=d_k**-0.5)
+    g = runtime.generator(1)
+    query = torch.randn(3, heads * d_k, generator=g)
+    pairs = torch.randn(3, n, heads * d_k, generator=g)
+    out = block(query, pairs)
+    x = block.ln_1(torch.cat([pairs, query.unsqueeze(1)], dim=1))
+
+    def split(t):  # (batch, heads, tokens, d_k)
+        return t.unflatten(-1, (heads, d_k)).transpose(1, 2)
+
+    q, k, v = split(block.W_Q(x[:, -1:])), split(block.W_K(x)), split(block.W_V(x))
+    att = (q @ k.transpose(-2, -1)) * d_k**-0.5
+    p = torch.softmax(att, dim=-1)
+    read = (p @ v).transpose(1, 2).flatten(1)
+    logits = block.head(block.ln_f(query + block.W_O(read)))
+    assert torch.allclose(out.attention, p.squeeze(2), atol=1e-6)
+    assert torch.allclose(out.scores, att.squeeze(2), atol=1e-5)
+    assert torch.allclose(out.logits, logits, atol=1e-5)

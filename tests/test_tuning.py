@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from sdpa.attention import Scale
-from sdpa.experiments import LearnedScaleStudy, Tuning, predicted_lr_exponent, run_tuning
+from sdpa.experiments import (BLOCK_TUNING, LearnedScaleStudy, Tuning, predicted_lr_exponent,
+                              run_tuning)
 
 pytestmark = pytest.mark.claims
 
@@ -57,9 +58,10 @@ def test_the_design_is_what_the_page_says(tuned):
         assert arm.confirm_loss.shape == (len(TUNING.confirm_seeds),)
 
 
-def test_no_best_rate_sits_at_the_edge_of_its_window(tuned):
-    edges = [key for key, arm in tuned.items() if not arm.interior]
-    assert not edges, f"best rate at the edge of the sweep: {edges}"
+def test_no_best_rate_sits_at_the_edge_of_its_window(tuned, block):
+    for result in (tuned, block):
+        edges = [key for key, arm in result.items() if not arm.interior]
+        assert not edges, f"best rate at the edge of the sweep: {edges}"
 
 
 @pytest.mark.parametrize("optimizer", TUNING.optimizers)
@@ -111,6 +113,40 @@ def test_adam_fixed_rate_was_near_best_for_scaled_rules_not_for_unscaled_at_256(
     arm = tuned[("adam", 256, NONE)]
     assert arm.best_lr <= arm.fixed_lr / 3
     assert clearly_above(arm.fixed_loss, arm.confirm_loss)
+
+
+# ---------------------------------------------------------------- a realistic shape
+
+
+@pytest.fixture(scope="module")
+def block(run_snippet):
+    namespace = run_snippet("tuning/realistic_shape.py").namespace
+    result = run_tuning(BLOCK_TUNING)
+    assert namespace["result"]["block"] == list(result.values())
+    return result
+
+
+def test_the_block_has_the_shape_the_page_says():
+    (d_k,) = BLOCK_TUNING.d_ks
+    experiment = BLOCK_TUNING.sweep("adam", d_k)
+    assert (BLOCK_TUNING.heads, d_k, experiment.d_model) == (4, 16, 64)
+    assert BLOCK_TUNING.optimizers == ("adam",)
+    assert (experiment.steps, experiment.batch, experiment.n_pairs) == (
+        TUNING.ablation.steps, TUNING.ablation.batch, TUNING.ablation.n_pairs)
+
+
+def test_in_the_block_no_factor_barely_learns_and_1_over_dk_beats_1_over_sqrt(block, tuned):
+    (d_k,) = BLOCK_TUNING.d_ks
+    none, sqrt, inv = (block[("adam", d_k, rule)] for rule in (NONE, SQRT, INV))
+    for scaled in (sqrt, inv):
+        assert clearly_above(none.confirm_loss, scaled.confirm_loss, factor=2)
+    assert none.confirm_loss.mean().item() - 2 * se(none.confirm_loss) > CHANCE - 1.5
+    one_head = tuned[("adam", d_k, NONE)].confirm_loss  # "where one head learned it well"
+    assert clearly_above(none.confirm_loss, one_head, factor=2)
+    assert none.best_lr == sqrt.best_lr  # "the unscaled block's best rate is the scaled one's"
+    assert clearly_above(sqrt.confirm_loss, inv.confirm_loss)  # 1/d_k ends clearly lower
+    for arm in (none, sqrt, inv):
+        assert arm.fixed_loss is not None and len(arm.fixed_loss) == len(BLOCK_TUNING.sweep_seeds)
 
 
 # ---------------------------------------------------------------- transfer across d_k

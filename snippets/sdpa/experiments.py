@@ -25,13 +25,14 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cache
-from typing import Callable, Literal
+from typing import Callable, Iterable, Literal
 
 import torch
 import torch.nn.functional as F
 
 from sdpa.attention import Scale, entropy
-from sdpa.models import (GPT, GPTConfig, RecallHead, RecallOutput, init_unit_variance,
+from sdpa.models import (GPT, GPTConfig, RecallBlock, RecallHead, RecallOutput,
+                         init_unit_variance,
                          qk_norm_bound)
 from sdpa.runtime import device as default_device
 from sdpa.runtime import generator, seeded
@@ -77,10 +78,16 @@ def scale_arms(inits: tuple[Init, ...] = ("unit",),
 
 @dataclass(frozen=True)
 class RecallExperiment:
-    """Task, model, optimiser and the grid arms x learning rates x seeds, run as one."""
+    """Task, model, optimiser and the grid arms x learning rates x seeds, run as one.
+
+    The model is :class:`sdpa.models.RecallHead` (one head), or with ``heads`` set a
+    :class:`sdpa.models.RecallBlock` of that many heads of ``d_k`` (then d_model must be
+    heads x d_k).
+    """
 
     d_k: int = 64  # also d_v
     d_model: int = 64
+    heads: int | None = None
     n_pairs: int = 16  # pairs per sequence: the row length of the attention
     n_keys: int = 32
     n_values: int = 32  # the classes: chance loss is ln n_values
@@ -101,11 +108,16 @@ class RecallExperiment:
         return [(a, lr, s) for a in self.arms for lr in self.lrs for s in self.seeds]
 
 
-def recall_model(experiment: RecallExperiment, arm: Arm, seed: int) -> RecallHead:
+def recall_model(experiment: RecallExperiment, arm: Arm, seed: int) -> RecallHead | RecallBlock:
     """One member's model as it starts: the same draw for every arm of one seed."""
+    e, scale = experiment, arm.scale.factor(experiment.d_k)
     with seeded(seed):
-        model = RecallHead(experiment.d_model, experiment.d_k, experiment.n_values,
-                           arm.scale.factor(experiment.d_k), learn_scale=arm.learn_scale)
+        if e.heads is None:
+            model = RecallHead(e.d_model, e.d_k, e.n_values, scale, learn_scale=arm.learn_scale)
+        elif e.heads * e.d_k != e.d_model:
+            raise ValueError(f"a block needs d_model = heads x d_k, not {e.d_model}")
+        else:
+            model = RecallBlock(e.heads, e.d_k, e.n_values, scale, learn_scale=arm.learn_scale)
         if arm.init == "unit":
             init_unit_variance(model)
     with torch.no_grad():
@@ -114,11 +126,17 @@ def recall_model(experiment: RecallExperiment, arm: Arm, seed: int) -> RecallHea
     return model
 
 
-def member_lrs(arm: Arm, lr: float) -> dict[str, float | None]:
-    """The learning rate of each weight of one member (None: not trained)."""
+#: The weights of :class:`sdpa.models.RecallHead`.
+HEAD_WEIGHTS = ("W_Q.weight", "W_K.weight", "W_V.weight", "W_O.weight", "log_scale")
+
+
+def member_lrs(arm: Arm, lr: float,
+               names: Iterable[str] = HEAD_WEIGHTS) -> dict[str, float | None]:
+    """The learning rate of each weight ``names`` of one member (None: not trained)."""
     lr = lr * arm.lr
-    return {"W_Q.weight": lr * arm.lr_q, "W_K.weight": lr * arm.lr_k, "W_V.weight": lr,
-            "W_O.weight": lr, "log_scale": lr if arm.learn_scale else None}
+    special = {"W_Q.weight": lr * arm.lr_q, "W_K.weight": lr * arm.lr_k,
+               "log_scale": lr if arm.learn_scale else None}
+    return {name: special.get(name, lr) for name in names}
 
 
 # ------------------------------------------------------------------ recall: results
@@ -194,7 +212,8 @@ class _RecallRun:
         self.device = default_device()
         members = experiment.members()
         self.models = [recall_model(experiment, arm, seed) for arm, _, seed in members]
-        lrs = [member_lrs(arm, lr) for arm, lr, _ in members]
+        names = [name for name, _ in self.models[0].named_parameters()]
+        lrs = [member_lrs(arm, lr, names) for arm, lr, _ in members]
         self.ensemble = Ensemble(self.models, lrs, self.device)
         seeds = experiment.seeds
         data = [recall_batches(experiment.task, s, n_batches).to(self.device) for s in seeds]
@@ -226,8 +245,8 @@ class _RecallRun:
         return RecallMetrics(
             loss=losses.detach(),
             accuracy=(out.logits.argmax(-1) == target).float().mean(1),
-            entropy=entropy(out.attention.detach()).mean(1),
-            max_weight=out.attention.detach().amax(-1).mean(1),
+            entropy=entropy(out.attention.detach()).flatten(1).mean(1),  # (and over heads)
+            max_weight=out.attention.detach().amax(-1).flatten(1).mean(1),
             max_logit=scores.abs().flatten(1).amax(1),
             logit_var=scores.flatten(1).var(1),
             grad_q=grads["W_Q.weight"].flatten(1).norm(dim=1),
@@ -610,10 +629,14 @@ class Tuning:
     ``sweep_seeds``; the rate with the lowest mean final loss is its best, and is rerun on
     ``confirm_seeds``, seeds the choice never saw. All rules of one (optimiser, d_k) and
     stage train as one ensemble. Everything else is the failure-modes ablation's setup, so
-    its fixed-rate runs sit beside the tuned ones point for point.
+    its fixed-rate runs sit beside the tuned ones point for point; with ``heads`` set, the
+    model is instead a :class:`sdpa.models.RecallBlock` of that many heads of d_k
+    (d_model = heads x d_k), and the fixed rate's runs are the sweep's own, where its
+    window holds the ablation's rate.
     """
 
     ablation: Ablation = Ablation()
+    heads: int | None = None
     d_ks: tuple[int, ...] = (16, 64, 256)
     optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
     rules: tuple[Scale, ...] = tuple(Scale)
@@ -644,6 +667,8 @@ class Tuning:
 
     def _experiment(self, optimizer: Optimizer, d_k: int, **fields) -> RecallExperiment:
         base = self.ablation.experiment(optimizer, 1.0, d_k)
+        if self.heads is not None:
+            fields |= {"heads": self.heads, "d_model": self.heads * d_k}
         return dataclasses.replace(base, **fields)
 
     def sweep(self, optimizer: Optimizer, d_k: int) -> RecallExperiment:
@@ -680,7 +705,7 @@ class TunedArm:
     sweep_loss: torch.Tensor  # (lrs, sweep seeds) final loss, inf where a run diverged
     confirm_loss: torch.Tensor  # (confirm seeds,) final loss at best_lr, on fresh seeds
     fixed_lr: float  # the ablation's learning rate
-    fixed_loss: torch.Tensor  # (ablation seeds,) the ablation's final loss (unit init)
+    fixed_loss: torch.Tensor | None  # (seeds,) final loss at fixed_lr (None: not run)
 
     @property
     def mean_loss(self) -> torch.Tensor:
@@ -717,7 +742,7 @@ class TunedArm:
 @cache
 def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], TunedArm]:
     """Sweep, choose and confirm every rule at every (optimiser, d_k); memoised."""
-    fixed_runs = run_ablation(tuning.ablation)
+    fixed_runs = run_ablation(tuning.ablation) if tuning.heads is None else None
     fixed_lrs = dict(tuning.ablation.optimizers)
     out = {}
     for optimizer in tuning.optimizers:
@@ -730,15 +755,25 @@ def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], 
             best = tuple(windows[r][int(losses[r].mean(1).argmin())] for r in tuning.rules)
             confirm = run_recall(tuning.confirmation(optimizer, d_k, best))
             confirmed = final_loss(confirm.metrics, tuning.last, chance)[:, 0]  # (rules, seeds)
-            fixed = fixed_runs[(optimizer, d_k)]
+            fixed_lr = fixed_lrs[optimizer]
             for a, rule in enumerate(tuning.rules):
+                if fixed_runs is not None:
+                    fixed = final_loss(fixed_runs[(optimizer, d_k)].arm(Arm(rule)), tuning.last,
+                                       chance)
+                else:  # the sweep's own runs at the fixed rate, if it swept that rate
+                    at = [i for i, lr in enumerate(windows[rule]) if math.isclose(lr, fixed_lr)]
+                    fixed = losses[rule][at[0]] if at else None
                 out[(optimizer, d_k, rule)] = TunedArm(
                     optimizer=optimizer, d_k=d_k, rule=rule, lrs=windows[rule],
-                    sweep_loss=losses[rule], confirm_loss=confirmed[a],
-                    fixed_lr=fixed_lrs[optimizer],
-                    fixed_loss=final_loss(fixed.arm(Arm(rule)), tuning.last, chance),
+                    sweep_loss=losses[rule], confirm_loss=confirmed[a], fixed_lr=fixed_lr,
+                    fixed_loss=fixed,
                 )
     return out
+
+
+#: The tuned comparison in a realistic shape: 4 heads of d_k = 16 in one block with a
+#: residual stream and LayerNorm (d_model = 64), Adam, everything else as in ``Tuning()``.
+BLOCK_TUNING = Tuning(heads=4, d_ks=(16,), optimizers=("adam",))
 
 
 @dataclass(frozen=True)
@@ -762,3 +797,29 @@ class LearnedScaleStudy:
         base = self.ablation.experiment(optimizer, 1.0, self.d_k)
         return dataclasses.replace(base, lrs=dict(self.rates)[optimizer], seeds=self.seeds,
                                    arms=(self.fixed, self.learned))
+
+
+def draw_tuning(ax, arms: list[TunedArm], ceiling: float, chance: float) -> None:
+    """One panel of final loss against learning rate for the ``arms`` of a tuning.
+
+    Per arm: the sweep's mean over seeds (line) and range (band), runs above ``ceiling``
+    (or diverged) drawn at it; the confirmation at the best rate (filled marker, mean and
+    range); the fixed rate's mean (open marker), where it was run. A dotted line at chance.
+    """
+    from sdpa.figures import INK, PALETTE
+
+    for arm in arms:
+        color, rule = PALETTE[SCALE_COLORS[arm.rule]], arm.rule.label
+        shown = arm.sweep_loss.clamp(max=ceiling)  # inf (diverged) too
+        ax.plot(arm.lrs, shown.mean(1).tolist(), "-", marker=".", color=color, label=rule)
+        ax.fill_between(arm.lrs, shown.amin(1).tolist(), shown.amax(1).tolist(), color=color,
+                        alpha=0.2, lw=0)
+        confirm, mean = arm.confirm_loss, arm.confirm_loss.mean().item()
+        bar = [[mean - confirm.min().item()], [confirm.max().item() - mean]]
+        ax.errorbar([arm.best_lr], [mean], yerr=bar, fmt="o", color=color, ms=5, capsize=2,
+                    label=f"{rule}: best rate, {len(confirm)} fresh seeds")
+        if arm.fixed_loss is not None:
+            ax.plot([arm.fixed_lr], [min(arm.fixed_loss.mean().item(), ceiling)], "o",
+                    mfc="none", color=color, ms=7, label=f"{rule}: fixed rate")
+    ax.axhline(chance, color=INK, ls=":", lw=1, label="chance")
+    ax.set(xscale="log", yscale="log")

@@ -1,6 +1,7 @@
-"""The site's models as ``torch.nn.Module``s: the one-head recall model and a small GPT.
+"""The site's models as ``torch.nn.Module``s: the recall models (one head, and one block of
+several heads) and a small GPT.
 
-In both, the line the site is about reads like the formula::
+In each, the line the site is about reads like the formula::
 
     att = (q @ k.transpose(-2, -1)) * scale
 
@@ -63,6 +64,50 @@ class RecallHead(nn.Module):
         p = torch.softmax(att, dim=-1)  # (..., 1, n)
         out = self.W_O(p @ pairs @ self.W_V.weight.T)
         return RecallOutput(out.squeeze(-2), p.squeeze(-2), att.squeeze(-2))
+
+
+class RecallBlock(nn.Module):
+    """The recall task read by one pre-LayerNorm transformer block of several heads.
+
+    The realistic shape of :class:`RecallHead`: ``n_heads`` heads of ``d_k`` each with
+    d_model = n_heads x d_k, a residual stream and LayerNorm. The tokens (the pairs, then
+    the query) are normalised; the query's position attends to every token, itself
+    included, in each head; the heads' outputs are concatenated, projected by ``W_O``
+    and added to the query token (the residual stream); a final LayerNorm and ``head``
+    give the class scores. Only the query's row is computed, since the answer is read
+    there (a causal model's last position would compute the same).
+    """
+
+    def __init__(self, n_heads: int, d_k: int, n_values: int, scale: float,
+                 learn_scale: bool = False):
+        super().__init__()
+        d_model = n_heads * d_k
+        self.n_heads = n_heads
+        self.ln_1 = nn.LayerNorm(d_model, bias=False)
+        self.W_Q = nn.Linear(d_model, d_model, bias=False)
+        self.W_K = nn.Linear(d_model, d_model, bias=False)
+        self.W_V = nn.Linear(d_model, d_model, bias=False)
+        self.W_O = nn.Linear(d_model, d_model, bias=False)
+        self.ln_f = nn.LayerNorm(d_model, bias=False)
+        self.head = nn.Linear(d_model, n_values, bias=False)
+        self.log_scale = nn.Parameter(torch.tensor(math.log(scale)), requires_grad=learn_scale)
+
+    def forward(self, query: torch.Tensor, pairs: torch.Tensor) -> RecallOutput:
+        """``query`` (..., d_model), ``pairs`` (..., n, d_model); attention is per head:
+        (..., n_heads, n + 1), the query's own position last."""
+        x = self.ln_1(torch.cat([pairs, query.unsqueeze(-2)], dim=-2))  # (..., n + 1, d_model)
+        h = self.n_heads
+        q = self.W_Q(x[..., -1, :]).unflatten(-1, (h, -1))  # (..., h, d_k)
+        W_K = self.W_K.weight.unflatten(0, (h, -1))  # (h, d_k, d_model): head i's rows
+        W_V = self.W_V.weight.unflatten(0, (h, -1))
+        # Per head, (q @ k.transpose(-2, -1)) * scale with k_j = W_K x_j is q W_K x_j: fold
+        # W_K into the query instead of projecting every token (and W_V into the read),
+        # as RecallHead does. Same numbers, several times less work.
+        att = torch.einsum("...hk,hkd,...td->...ht", q, W_K, x) * self.log_scale.exp()
+        p = torch.softmax(att, dim=-1)  # (..., h, n + 1)
+        read = torch.einsum("...ht,...td,hkd->...hk", p, x, W_V).flatten(-2)  # heads, concatenated
+        out = self.head(self.ln_f(query + self.W_O(read)))  # the residual stream, then LayerNorm
+        return RecallOutput(out, p, att)
 
 
 def init_unit_variance(model: nn.Module) -> nn.Module:

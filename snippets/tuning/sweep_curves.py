@@ -10,7 +10,7 @@ result is drawn beside it as an open marker.
 import math
 
 import sdpa
-from sdpa.experiments import SCALE_COLORS, Tuning, run_tuning
+from sdpa.experiments import Tuning, draw_tuning, run_tuning
 
 TUNING = Tuning()
 CEILING = 10.0  # a run above this (or diverged) is drawn here
@@ -29,8 +29,8 @@ figure = sdpa.Figure(
     f"SGD; columns are head dimensions. Lines: mean over {n_sweep} sweep seeds, band: their "
     f"range, rates spaced by ×{spacing:.2f}; a run that diverged or ends above {CEILING:g} is "
     f"drawn at {CEILING:g}. Filled marker with bar: the best rate rerun on {n_confirm} fresh "
-    f"seeds, mean ± standard deviation. Open marker: the failure-modes ablation at its one "
-    f"fixed rate, mean of {n_fixed} seeds. Dotted: chance, ln {n_values}.",
+    f"seeds, mean and range. Open marker: the failure-modes ablation at its one fixed rate, "
+    f"mean of {n_fixed} seeds. Dotted: chance, ln {n_values}.",
     alt="Six panels of U-shaped curves of final loss against learning rate on log axes, one "
     "curve per scale rule. The unscaled rule's minimum is higher than the scaled rules' in "
     "every panel; with SGD its open fixed-rate marker sits far to the right of its curve.",
@@ -42,25 +42,9 @@ figure = sdpa.Figure(
 with figure as axes:
     for row, optimizer in zip(axes, TUNING.optimizers):
         for ax, d_k in zip(row, TUNING.d_ks):
-            for rule in TUNING.rules:
-                arm = result[(optimizer, d_k, rule)]
-                color = sdpa.PALETTE[SCALE_COLORS[rule]]
-                shown = arm.sweep_loss.clamp(max=CEILING)  # inf (diverged) too
-                ax.plot(arm.lrs, shown.mean(1).tolist(), "-", marker=".", color=color,
-                        label=rule.label)
-                ax.fill_between(arm.lrs, shown.amin(1).tolist(), shown.amax(1).tolist(),
-                                color=color, alpha=0.2, lw=0)
-                confirm = arm.confirm_loss
-                ax.errorbar([arm.best_lr], [confirm.mean().item()], yerr=[[confirm.std().item()]],
-                            fmt="o", color=color, ms=5, capsize=2,
-                            label=f"{rule.label}: best rate, {n_confirm} fresh seeds")
-                ax.plot([arm.fixed_lr], [min(arm.fixed_loss.mean().item(), CEILING)], "o",
-                        mfc="none", color=color, ms=7,
-                        label=f"{rule.label}: ablation's fixed rate")
-            ax.axhline(math.log(n_values), color=sdpa.INK, ls=":", lw=1,
-                       label=f"chance, ln {n_values}")
-            ax.set(xscale="log", yscale="log",
-                   title=f"{'Adam' if optimizer == 'adam' else 'SGD'}, d_k = {d_k}")
+            draw_tuning(ax, [result[(optimizer, d_k, rule)] for rule in TUNING.rules],
+                        CEILING, math.log(n_values))
+            ax.set_title(f"{'Adam' if optimizer == 'adam' else 'SGD'}, d_k = {d_k}")
             if optimizer == TUNING.optimizers[-1]:
                 ax.set_xlabel("learning rate")
             if d_k == TUNING.d_ks[0]:

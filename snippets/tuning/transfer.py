@@ -90,7 +90,8 @@ with figure as panels:
                 ax.plot(d_ks, [d ** r["predicted"] for d in d_ks], "--", color=color,
                         label=f"{rule.label}: predicted, d_k^{r['predicted']:+g}")
         ax.set(xscale="log", yscale="log", xlabel="d_k", title=name(optimizer))
-        ax.set_xticks(d_ks, [str(d) for d in d_ks])
+        ax.set_xticks(d_ks, [str(d) for d in d_ks], minor=False)
+        ax.minorticks_off()
+        ax.legend(fontsize=7)
     panels[0].set_ylabel("best rate / best rate of 1/√d_k")
-    panels[1].legend(fontsize=7)
 print(figure.html)

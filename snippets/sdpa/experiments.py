@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
 
 from sdpa.attention import Scale, entropy
 from sdpa.models import (GPT, GPTConfig, RecallBlock, RecallHead, RecallOutput,
-                         init_unit_variance,
-                         qk_norm_bound)
+                         init_unit_variance, qk_norm_bound)
 from sdpa.runtime import device as default_device
 from sdpa.runtime import generator, seeded
 from sdpa.tasks import RecallTask, copy_batch, recall_batches

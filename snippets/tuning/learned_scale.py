@@ -17,10 +17,10 @@ from sdpa.attention import Scale
 from sdpa.experiments import (DIVERGED, LearnedScaleStudy, Tuning, final_loss, run_recall,
                               run_tuning)
 
+sdpa.seed(0)
+
 STUDY = LearnedScaleStudy()
 TUNING = Tuning()
-
-sdpa.seed(0)
 
 
 def learned_scale(study=STUDY):

@@ -13,10 +13,11 @@ import math
 import sdpa
 from sdpa.experiments import BLOCK_TUNING, Tuning, draw_tuning, run_tuning
 
+sdpa.seed(0)
+
 ONE_HEAD = Tuning()
 CEILING = 10.0
 
-sdpa.seed(0)
 block = run_tuning(BLOCK_TUNING)
 one_head = run_tuning(ONE_HEAD)
 (d_k,), (optimizer,) = BLOCK_TUNING.d_ks, BLOCK_TUNING.optimizers

@@ -12,10 +12,11 @@ import math
 import sdpa
 from sdpa.experiments import Tuning, draw_tuning, run_tuning
 
+sdpa.seed(0)
+
 TUNING = Tuning()
 CEILING = 10.0  # a run above this (or diverged) is drawn here
 
-sdpa.seed(0)
 result = run_tuning(TUNING)  # {(optimiser, d_k, rule): TunedArm}
 n_sweep, n_confirm = len(TUNING.sweep_seeds), len(TUNING.confirm_seeds)
 n_fixed = len(TUNING.ablation.seeds)

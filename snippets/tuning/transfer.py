@@ -8,7 +8,6 @@ W_K's rate mattered and the different initialisation did not
 (``sdpa.experiments.predicted_lr_exponent``).
 """
 
-import math
 
 import numpy as np
 
@@ -16,9 +15,10 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.experiments import SCALE_COLORS, Tuning, predicted_lr_exponent, run_tuning
 
+sdpa.seed(0)
+
 TUNING = Tuning()
 
-sdpa.seed(0)
 tuned = run_tuning(TUNING)
 
 

@@ -8,9 +8,10 @@ loss is the failure-modes ablation's (Adam 0.01, SGD 1), unit initialisation.
 import sdpa
 from sdpa.experiments import Tuning, run_tuning
 
+sdpa.seed(0)
+
 TUNING = Tuning()
 
-sdpa.seed(0)
 result = run_tuning(TUNING)
 n_confirm, n_fixed = len(TUNING.confirm_seeds), len(TUNING.ablation.seeds)
 
@@ -32,16 +33,16 @@ def fixed(arm):
 
 print(
     sdpa.markdown_table(
-        ["optimiser", "d_k", "scaling", "swept rates", "best rate", "tuned loss, mean ± std "
-         "(min–max)", "fixed rate", "fixed-rate loss, mean (min–max)"],
+        ["optimiser", "d_k", "scaling", "swept rates", "best rate",
+         "tuned loss, mean ± std (min–max)", "fixed rate", "fixed-rate loss, mean (min–max)"],
         [("Adam" if a.optimizer == "adam" else "SGD", a.d_k, a.rule.label,
           f"{rate(a.lrs[0])}–{rate(a.lrs[-1])}", rate(a.best_lr), spread(a.confirm_loss),
           rate(a.fixed_lr), fixed(a))
          for a in result.values()],
         align="lrlllrlr",
-        caption=f"Tuned loss: {n_confirm} fresh seeds at the best rate of {len(TUNING.sweep_seeds)} "
-        f"sweep seeds; fixed-rate loss: the failure-modes ablation, {n_fixed} seeds. Final loss is "
-        f"the mean of the last {TUNING.last} recorded batches of {TUNING.ablation.steps} steps "
-        f"(each a fresh batch of {TUNING.ablation.batch} sequences).",
+        caption=f"Tuned loss: {n_confirm} fresh seeds at the best rate of "
+        f"{len(TUNING.sweep_seeds)} sweep seeds; fixed-rate loss: the failure-modes ablation, "
+        f"{n_fixed} seeds. Final loss is the mean of the last {TUNING.last} recorded batches of "
+        f"{TUNING.ablation.steps} steps (each a fresh batch of {TUNING.ablation.batch} sequences).",
     )
 )

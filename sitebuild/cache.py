@@ -2,9 +2,11 @@
 
 A snippet's key hashes everything its output can depend on: its own source, the source
 of every module under ``snippets/`` that it imports (followed transitively through the
-import statements), the markdown-exec options of its fence, and the torch version,
-Python version and device. Edit a shared helper and every snippet that imports it gets a
-new key; edit prose only and every key stays the same.
+import statements), the options it runs under (the runner passes the file name its
+traceback names), and the torch version, Python version, device and seed offset. The
+entry keeps what the snippet printed; the page around it is made anew by every build.
+Edit a shared helper and every snippet that imports it gets a new key; edit prose only
+and every key stays the same.
 
 ``mkdocs serve`` reads and writes the cache by default; ``mkdocs build`` regenerates
 every figure unless the builder sets ``SDPA_CACHE=1``; ``SDPA_CACHE=0`` turns it off
@@ -84,7 +86,7 @@ def imported_files(source: str, bases: list[Path], memo: dict | None = None) -> 
 
 
 def snippet_key(source: str, options: dict, bases: list[Path], device: str, memo: dict | None = None) -> str:
-    """The cache key of one executed fence (``memo``: as for :func:`imported_files`)."""
+    """The cache key of one snippet's run (``memo``: as for :func:`imported_files`)."""
     import torch
 
     memo = {} if memo is None else memo

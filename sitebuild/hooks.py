@@ -39,6 +39,8 @@ def on_config(config):
     config.markdown_extensions += [FenceCheckExtension(base_path=[str(b) for b in _runner.bases]),
                                    MathMLExtension()]
     notebook.use_ipc_kernel()
+    if config.plugins.get("mkdocs-jupyter") is not None:
+        notebook.time_conversions()
     if _runner.cached:
         notebook.use_snippet_cache(config, _runner.bases, _runner.key_memo)
     return config
@@ -54,6 +56,7 @@ def on_files(files, config):
     _library = code_pages.Library(_runner.bases)
     if not code_pages.add_pages(files, config, _library):
         _library = None
+    _runner.start(files, config)  # every page's snippets (and the notebook), in workers
     return files
 
 
@@ -84,4 +87,9 @@ def on_post_page(output: str, page, config) -> str:
 
 def on_post_build(config) -> None:
     notebook.write_downloads(config, _runner.bases)
-    _runner.report.write(config.site_dir)
+    _runner.finish(config)
+
+
+def on_build_error(error) -> None:
+    if _runner is not None:
+        _runner.close(failed=True)

@@ -8,6 +8,11 @@
 * :func:`use_ipc_kernel` has mkdocs-jupyter talk to the notebook's kernel over local IPC
   sockets instead of TCP on 127.0.0.1, so the kernel does not warn that "Kernel is running
   over TCP without encryption" on every build (IPC is what that warning recommends).
+* :func:`time_conversions` routes mkdocs-jupyter's conversion of each notebook (its
+  execution, the slow part) through this module: timed for the build report, and taken
+  from a worker of :mod:`sitebuild.pool` that ran the same conversion, with the same
+  arguments, ahead of the pages (:func:`plan`, :func:`run_ahead`). Anything else (no
+  worker, other arguments, a failing cell) converts here, as mkdocs-jupyter would.
 * :func:`write_downloads` puts the notebook beside its page as ``.ipynb`` for readers,
   with a first cell that writes the library modules it imports (their text read from
   ``snippets/`` as the site builds) into ``snippets/sdpa/`` next to it: the download runs
@@ -16,8 +21,12 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import re
+import time
+from concurrent.futures import Future
 from pathlib import Path
 
 from sitebuild import cache
@@ -103,3 +112,78 @@ def write_downloads(config, bases: list[Path]) -> None:
         target = Path(config.site_dir) / path.stem / f"{path.stem}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         jupytext.write(notebook, target, fmt="ipynb")
+
+
+# ---- executing the notebook: timed, and run ahead in a worker -------------------------
+
+_ahead: dict[str, Future] = {}  # a conversion running in a worker, by its arguments
+_finished: list[tuple[str, float, str]] = []  # (notebook path, seconds, "worker" or "here")
+
+
+def _arguments(path: str, kwargs: dict) -> str:
+    return repr((os.path.normpath(path), sorted(kwargs.items())))
+
+
+def time_conversions() -> None:
+    """Have mkdocs-jupyter's ``convert.nb2html`` go through :func:`_converted` (once per process)."""
+    from mkdocs_jupyter import convert
+
+    if hasattr(convert.nb2html, "__wrapped__"):
+        return
+
+    @functools.wraps(convert.nb2html)
+    def nb2html(nb_path, **kwargs):
+        return _converted(str(nb_path), kwargs)
+
+    convert.nb2html = nb2html
+
+
+def plan(config) -> dict[str, tuple[str, dict]]:
+    """This build's notebook pages that mkdocs-jupyter will execute, each mapped to the
+    arguments of its conversion (the last build's are forgotten)."""
+    _ahead.clear()
+    _finished.clear()
+    plugin = config.plugins.get("mkdocs-jupyter")
+    if plugin is None or not plugin.config["execute"]:
+        return {}
+    if plugin.config["cache"] and any(Path(plugin.config["cache_dir"]).glob("*.json")):
+        return {}  # served from mkdocs-jupyter's cache (mkdocs serve): nothing to run
+    from mkdocs_jupyter import convert
+
+    parameters = inspect.signature(inspect.unwrap(convert.nb2html)).parameters
+    kwargs = {name: plugin.config[name] for name in parameters if name in plugin.config}
+    docs = Path(config.docs_dir)
+    return {path.relative_to(docs).as_posix(): (str(path), kwargs) for path in _notebook_scripts(config)}
+
+
+def to_html(path: str, kwargs: dict) -> tuple[str, float]:
+    """mkdocs-jupyter's own conversion of one notebook (executed), and its seconds."""
+    from mkdocs_jupyter import convert
+
+    start = time.perf_counter()
+    page = inspect.unwrap(convert.nb2html)(path, **kwargs)
+    return page, round(time.perf_counter() - start, 3)
+
+
+def run_ahead(arguments: tuple[str, dict], future: Future) -> None:
+    """A worker runs ``to_html(*arguments)``: the page's conversion will take its result."""
+    _ahead[_arguments(*arguments)] = future
+
+
+def _converted(path: str, kwargs: dict) -> str:
+    future, result, where = _ahead.pop(_arguments(path, kwargs), None), None, "worker"
+    if future is not None:
+        try:
+            result = future.result()
+        except Exception:  # noqa: BLE001 - a worker that died, or a failing cell: it fails here as it should
+            result = None
+    if result is None:
+        result, where = to_html(path, kwargs), "here"
+    _finished.append((path, result[1], where))
+    return result[0]
+
+
+def finished(config) -> list[tuple[str, float, str]]:
+    """This build's notebook conversions: (page, seconds, where it ran)."""
+    docs = Path(config.docs_dir)
+    return [(Path(path).relative_to(docs).as_posix(), seconds, where) for path, seconds, where in _finished]

@@ -1,5 +1,8 @@
 """The build report: every executed snippet with its page, figures, device and seconds.
 
+Each snippet (and each executed notebook) also says whether it ran in a worker process
+(:mod:`sitebuild.pool`) or in the MkDocs process.
+
 Written to ``build-report.json`` beside the site and read by the *Build report* page, so
 timings stay out of the pages and two builds give byte-identical HTML.
 """
@@ -16,8 +19,10 @@ FIGURE_ID = re.compile(r'<figure class="sdpa-figure" id="fig-([^"]+)"')
 class BuildReport:
     def __init__(self) -> None:
         self.snippets: list[dict] = []
+        self.notebooks: list[dict] = []
 
-    def add(self, page: str, snippet: str, output: str, seconds: float, *, cached: bool) -> None:
+    def add(self, page: str, snippet: str, output: str, seconds: float, *, cached: bool,
+            worker: bool = False) -> None:
         import torch
 
         from sdpa.runtime import device
@@ -29,11 +34,23 @@ class BuildReport:
             "tables": str(output).count("<table>"),
             "seconds": seconds,
             "cached": cached,
+            "worker": worker,
             "device": str(device()),
             "torch": torch.__version__,
         })
 
+    def add_notebook(self, page: str, seconds: float, *, worker: bool) -> None:
+        self.notebooks.append({"page": page, "seconds": seconds, "worker": worker})
+
+    def seconds_per_page(self) -> dict[str, float]:
+        """Seconds of each page's snippets that ran (not cached), and of each notebook."""
+        seconds: dict[str, float] = {}
+        for entry in self.snippets:
+            if not entry["cached"]:
+                seconds[entry["page"]] = round(seconds.get(entry["page"], 0) + entry["seconds"], 3)
+        return {**seconds, **{entry["page"]: entry["seconds"] for entry in self.notebooks}}
+
     def write(self, site_dir: str) -> None:
         total = round(sum(entry["seconds"] for entry in self.snippets if not entry["cached"]), 3)
-        report = {"snippets": self.snippets, "total_seconds": total}
+        report = {"snippets": self.snippets, "total_seconds": total, "notebooks": self.notebooks}
         Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))

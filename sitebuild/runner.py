@@ -1,32 +1,37 @@
 """Runs the executed fences of one build: every snippet goes through :func:`execute`.
 
 A :class:`SnippetRunner` is made new for every build (``mkdocs serve`` rebuilds too), so
-nothing one build records reaches the next. For each python fence it
+nothing one build records reaches the next. For each python fence it takes what the
+snippet printed from, in this order,
 
-* serves an unchanged snippet from the content-addressed cache when the cache is on
-  (:mod:`sitebuild.cache`: ``mkdocs serve``, or ``SDPA_CACHE=1``);
-* otherwise runs the code with :func:`execute`, compiled under the file's name, so a
-  traceback reads ``snippets/<page>/<name>.py, line N`` with no rewriting;
-* times it and adds it to the build report (:mod:`sitebuild.report`);
-* keeps a failure (:mod:`sitebuild.errors`) for the page's end, where ``mkdocs build``
-  fails and ``mkdocs serve`` reports it and shows the traceback in the page.
+* the content-addressed cache when the cache is on (:mod:`sitebuild.cache`:
+  ``mkdocs serve``, or ``SDPA_CACHE=1``);
+* the job that ran the fence's page ahead in a worker process (:mod:`sitebuild.pool`;
+  :meth:`SnippetRunner.start` submits every page at the start of the build);
+* :func:`run` here, in the MkDocs process (``SDPA_JOBS=1``, or a fence that no job ran).
 
-:func:`execute` is the only place a snippet runs: a pool of worker processes could call
-it ahead of the pages and hand the outputs to :meth:`SnippetRunner.format_fence`.
+:func:`execute` is the only place a snippet runs, in a worker or here: the code is
+compiled under the file's name, so a traceback reads ``snippets/<page>/<name>.py, line N``
+with no rewriting. The runner times each fence for the build report
+(:mod:`sitebuild.report`) and keeps a failure (:mod:`sitebuild.errors`) for the page's
+end, where ``mkdocs build`` fails and ``mkdocs serve`` reports it and shows the traceback
+in the page.
 """
 
 from __future__ import annotations
 
 import html
-import io
 import linecache
 import sys
 import time
 import types
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 
-from sitebuild import cache, errors, markdown_exec_adapter
+from sitebuild import cache, errors, markdown_exec_adapter, notebook, pool
 from sitebuild.errors import SnippetFailure
+from sitebuild.fences import executed_fences
 from sitebuild.report import BuildReport
 
 
@@ -36,10 +41,11 @@ class SnippetError(Exception):
         self.failure = failure
 
 
-def execute(code: str, filename: str) -> str:
+def execute(code: str, filename: str, namespace: dict | None = None) -> str:
     """Run one snippet in a fresh module named after ``filename``; return what it printed.
 
     Only ``print`` is captured, as markdown-exec does. Raises :class:`SnippetError`.
+    ``namespace``, when given, receives the module's globals (the tests read its data).
     """
     chunks: list[str] = []
 
@@ -58,13 +64,59 @@ def execute(code: str, filename: str) -> str:
     finally:
         del sys.modules[name]
         linecache.cache.pop(filename, None)
+        if namespace is not None:
+            namespace.update(module.__dict__)
     return "".join(chunks)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one snippet printed, or how it failed, and its seconds."""
+
+    output: str
+    failure: SnippetFailure | None
+    seconds: float
+
+
+def run(code: str, filename: str) -> Outcome:
+    """:func:`execute`, timed, its failure kept."""
+    start = time.perf_counter()
+    try:
+        output, failure = execute(code, filename), None
+    except SnippetError as error:
+        output, failure = "", error.failure
+    return Outcome(output, failure, round(time.perf_counter() - start, 3))
+
+
+def run_page(fences: list[tuple[str, str]]) -> list[Outcome]:
+    """A worker's job: the ``(filename, code)`` fences of one page, in order."""
+    return [run(code, filename) for filename, code in fences]
 
 
 def snippet_bases(config) -> list[Path]:
     """The folders pymdownx.snippets reads includes from (``snippets/``)."""
     bases = config.mdx_configs.get("pymdownx.snippets", {}).get("base_path", ["snippets"])
     return [Path(base).resolve() for base in ([bases] if isinstance(bases, str) else bases)]
+
+
+class PageJob:
+    """One page's fences, run ahead in a worker; each fence takes its outcome once."""
+
+    def __init__(self, fences: list[tuple[str, str]], future: Future):
+        self.fences = fences
+        self.future = future
+        self.taken = [False] * len(fences)
+
+    def take(self, filename: str, code: str) -> Outcome | None:
+        """The outcome of the first fence not yet taken that ran this code (None: none did)."""
+        for index, fence in enumerate(self.fences):
+            if not self.taken[index] and fence == (filename, code):
+                self.taken[index] = True
+                try:
+                    return self.future.result()[index]
+                except Exception:  # noqa: BLE001 - a worker that died: the fence runs here
+                    return None
+        return None
 
 
 class SnippetRunner:
@@ -78,6 +130,9 @@ class SnippetRunner:
         self.page = ""
         self.failures: list[SnippetFailure] = []
         self.report = BuildReport()
+        self.pool: pool.Pool | None = None
+        self.jobs: dict[str, PageJob] = {}
+        self._last: tuple[float, str] = (0.0, "here")  # the last fence's seconds and where it ran
         for base in reversed(self.bases):  # snippets import the library as `sdpa`
             if str(base) not in sys.path:
                 sys.path.insert(0, str(base))
@@ -90,35 +145,97 @@ class SnippetRunner:
             if path and any(Path(path).resolve().is_relative_to(base) for base in self.bases):
                 del sys.modules[name]
 
-    def format_fence(self, source: str, language: str, css_class: str, options: dict, md, **kwargs) -> str:
-        """superfences' formatter for python fences: cached, or run, timed and recorded."""
-        snippet = markdown_exec_adapter.title(options) or f"a code block in docs/{self.page}"
-        key = None
-        if self.cached:
-            from sdpa.runtime import device  # imports torch: only when a snippet runs
+    # ---- ahead of the pages ---------------------------------------------------------
 
-            key = cache.snippet_key(source, options, self.bases, str(device()), self.key_memo)
-            entry = cache.load(key)
-            if entry is not None:
-                self.report.add(self.page, snippet, entry["html"], entry["seconds"], cached=True)
-                return entry["html"]
-        failures, start = len(self.failures), time.perf_counter()
+    def start(self, files, config) -> None:
+        """Submit every page's fences (and every notebook) to a pool of workers, slowest first.
+
+        With ``SDPA_JOBS=1``, or fewer than two jobs, nothing is submitted: each fence
+        runs here when its page renders."""
+        pages = {file.src_uri: self._fences(file.content_string)
+                 for file in files.documentation_pages() if file.src_uri.endswith(".md")}
+        pages = {page: fences for page, fences in pages.items() if fences}
+        notebooks = notebook.plan(config)
+        size = pool.workers()
+        if size == 1 or len(pages) + len(notebooks) < 2:
+            return
+        self.pool = pool.Pool(size)
+        sizes = {**{page: len(fences) for page, fences in pages.items()}, **dict.fromkeys(notebooks, 0)}
+        for page in pool.slowest_first(sizes):
+            if page in pages:
+                self.jobs[page] = PageJob(pages[page], self.pool.submit(run_page, pages[page]))
+            else:
+                notebook.run_ahead(notebooks[page], self.pool.submit(notebook.to_html, *notebooks[page]))
+
+    def _fences(self, markdown: str) -> list[tuple[str, str]]:
+        """``(filename, code)`` of each fence of a page that runs one whole file, not cached."""
+        found = []
+        for fence in executed_fences(markdown):
+            if len(fence.includes) != 1 or len(fence.titles) != 1:
+                continue  # not one named file: it runs here, when its page renders
+            include = fence.includes[0][1]
+            path = next((base / include for base in self.bases if (base / include).is_file()), None)
+            if path is None:
+                continue  # the page fails on its missing include
+            filename, code = fence.titles[0], path.read_text(encoding="utf-8")
+            key = self._cache_key(filename, code)
+            if key is None or cache.load(key) is None:
+                found.append((filename, code))
+        return found
+
+    def _cache_key(self, filename: str, code: str) -> str | None:
+        if not self.cached:
+            return None
+        from sdpa.runtime import device  # imports torch: only when the cache is on
+
+        return cache.snippet_key(code, {"title": filename}, self.bases, str(device()), self.key_memo)
+
+    # ---- each fence, as its page renders ----------------------------------------------
+
+    def format_fence(self, source: str, language: str, css_class: str, options: dict, md, **kwargs) -> str:
+        """superfences' formatter for python fences: what the snippet printed, in tabs."""
+        snippet = markdown_exec_adapter.title(options) or f"a code block in docs/{self.page}"
         output = markdown_exec_adapter.render(source, options, md, self._run)
-        seconds = round(time.perf_counter() - start, 3)
-        self.report.add(self.page, snippet, output, seconds, cached=False)
-        if key is not None and len(self.failures) == failures:
-            cache.store(key, {"snippet": snippet, "html": str(output), "seconds": seconds})
+        seconds, where = self._last
+        self.report.add(self.page, snippet, output, seconds, cached=where == "cache", worker=where == "worker")
         return output
 
     def _run(self, code: str, filename: str) -> str:
-        try:
-            return execute(code, filename or f"<a code block in docs/{self.page}>")
-        except SnippetError as error:
-            self.failures.append(error.failure)
-            return f"<pre><code>{html.escape(error.failure.traceback)}</code></pre>\n"
+        filename = filename or f"<a code block in docs/{self.page}>"
+        key = self._cache_key(filename, code)
+        entry = cache.load(key) if key else None
+        if entry is not None:
+            outcome, where = Outcome(entry["output"], None, entry["seconds"]), "cache"
+        else:
+            job = self.jobs.get(self.page)
+            outcome, where = (job.take(filename, code) if job else None), "worker"
+            if outcome is None:
+                outcome, where = run(code, filename), "here"
+            if key and outcome.failure is None:
+                cache.store(key, {"snippet": filename, "output": outcome.output, "seconds": outcome.seconds})
+        self._last = (outcome.seconds, where)
+        if outcome.failure is not None:
+            self.failures.append(outcome.failure)
+            return f"<pre><code>{html.escape(outcome.failure.traceback)}</code></pre>\n"
+        return outcome.output
 
     def report_failures(self) -> None:
         """At the end of a page: fail the build on its snippets' errors (serve: print them)."""
         messages = [failure.message(self.page) for failure in self.failures]
         self.failures.clear()
         errors.report(messages, self.command)
+
+    # ---- the end of the build ---------------------------------------------------------
+
+    def finish(self, config) -> None:
+        """Stop the workers; write the build report; keep each page's seconds for the next order."""
+        self.close()
+        for page, seconds, where in notebook.finished(config):
+            self.report.add_notebook(page, seconds, worker=where == "worker")
+        self.report.write(config.site_dir)
+        pool.remember_seconds(self.report.seconds_per_page())
+
+    def close(self, *, failed: bool = False) -> None:
+        if self.pool is not None:
+            self.pool.close(failed=failed)
+            self.pool = None

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import runpy
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -57,43 +57,74 @@ def included_snippets() -> list[str]:
     return sorted({snippet for found in page_includes().values() for snippet in found})
 
 
+def _style() -> dict:
+    """rcParams that a snippet could leak (the backend is chosen once, by the library)."""
+    import matplotlib
+
+    return {k: v for k, v in matplotlib.rcParams.items() if not k.startswith("backend")}
+
+
 @dataclass
 class SnippetRun:
     namespace: dict
     output: str
+    leaks: list[str]  # global state the run left behind: changed rcParams, open pyplot figures
 
 
-@cache
+_runs: dict[str, SnippetRun] = {}  # by snippet path under snippets/; filled by the build too
+
+
+def _watched(code: str, filename: str, execute) -> SnippetRun:
+    """Run a snippet with the build's executor, noting what global state it leaves behind."""
+    import matplotlib.pyplot as plt
+
+    namespace: dict = {}
+    style = _style()
+    output = execute(code, filename, namespace)
+    leaks = (["changed rcParams"] if _style() != style else []) + (
+        ["left pyplot figures open"] if plt.get_fignums() else [])
+    return SnippetRun(namespace, output, leaks)
+
+
 def _run(snippet: str) -> SnippetRun:
-    chunks: list[str] = []
+    """A snippet's run: the one the in-process site build made, else a run now (kept)."""
+    if snippet not in _runs:
+        from sitebuild.runner import execute
 
-    def captured_print(*texts, end="\n", **_):  # what markdown-exec does with print
-        chunks.append(" ".join(str(t) for t in texts) + end)
-
-    namespace = runpy.run_path(str(SNIPPETS / snippet), init_globals={"print": captured_print}, run_name="__snippet__")
-    return SnippetRun(namespace, "".join(chunks))
+        _runs[snippet] = _watched((SNIPPETS / snippet).read_text(), f"snippets/{snippet}", execute)
+    return _runs[snippet]
 
 
 @pytest.fixture(scope="session")
 def run_snippet():
-    """Run a snippet once per test session (as the build does) and keep its data."""
+    """Run a snippet once per test session (the build's run when the site was built here)
+    and keep its data."""
     return _run
 
 
-def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False,
-           offline: bool = False) -> subprocess.CompletedProcess:
-    """Run the mkdocs command line in a fresh process (never reading the snippet cache).
+def mkdocs_process(*args: str, engine: str = "mkdocs", offline: bool = False, **env: str) -> tuple[list[str], dict]:
+    """The command line and environment of a fresh ``mkdocs`` (or ``properdocs``) process,
+    never reading the snippet cache.
 
-    ``offline=True`` runs it in a new network namespace whose only interface is loopback
-    (``unshare -rn``, then ``ip link set lo up`` for the notebook kernel's local sockets),
-    to show that building needs no network.
-    """
-    env = {k: v for k, v in os.environ.items() if k != "SDPA_CACHE"}
-    env.update(NO_MKDOCS_2_WARNING="1", SDPA_CACHE="0")
-    command = [sys.executable, "-m", "mkdocs", *args]
+    It runs the engine's console script, as the README does (``python -m mkdocs`` would
+    put the working folder on ``sys.path``, which the script does not). ``offline=True``
+    runs it in a new network namespace whose only interface is loopback (``unshare -rn``,
+    then ``ip link set lo up`` for the notebook kernel's local sockets), to show that
+    building needs no network."""
+    environment = {k: v for k, v in os.environ.items() if k != "SDPA_CACHE"}
+    environment.update(NO_MKDOCS_2_WARNING="1", SDPA_CACHE="0", **env)
+    script = Path(sys.executable).with_name(engine)
+    command = [sys.executable, *([str(script)] if script.is_file() else ["-m", engine]), *args]
     if offline:
         command = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "offline", *command]
-    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return command, environment
+
+
+def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False, engine: str = "mkdocs",
+           offline: bool = False, **env: str) -> subprocess.CompletedProcess:
+    """Run the mkdocs command line in a fresh process (see :func:`mkdocs_process`)."""
+    command, environment = mkdocs_process(*args, engine=engine, offline=offline, **env)
+    result = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout)
     if check and result.returncode != 0:
         raise AssertionError(f"mkdocs {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
     return result
@@ -111,20 +142,31 @@ def network_can_be_cut() -> bool:
 def built_site(tmp_path_factory) -> Path:
     """The whole site, built once per test session into a temporary folder.
 
-    The build runs in this process, through MkDocs' own API, so the experiments that the
-    library memoises are computed once for the build and the snippet tests together.
-    ``SDPA_BUILT_SITE=<folder>`` takes a site you built yourself instead (to iterate on the
-    site's tests without rebuilding; never set in CI).
+    The build runs in this process, through MkDocs' own API, with ``SDPA_JOBS=1`` (every
+    snippet here, one after another): the experiments that the library memoises are
+    computed once for the build and the tests together, and each snippet's run is kept
+    for ``run_snippet``. ``SDPA_BUILT_SITE=<folder>`` takes a site you built yourself
+    instead (to iterate on the site's tests without rebuilding; never set in CI).
     """
     if os.environ.get("SDPA_BUILT_SITE"):
         return Path(os.environ["SDPA_BUILT_SITE"]).resolve()
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
+    from sitebuild import runner
+
+    def execute(code: str, filename: str, namespace: dict | None = None) -> str:
+        snippet = filename.removeprefix("snippets/")
+        run = _watched(code, filename, original)
+        if (SNIPPETS / snippet).is_file() and (SNIPPETS / snippet).read_text() == code:
+            _runs.setdefault(snippet, run)
+        return run.output
+
     site = tmp_path_factory.mktemp("site")
+    saved = {key: os.environ.get(key) for key in ("SDPA_CACHE", "SDPA_JOBS", "NO_MKDOCS_2_WARNING")}
     os.environ.pop("SDPA_CACHE", None)
-    os.environ["NO_MKDOCS_2_WARNING"] = "1"
-    cwd = Path.cwd()
+    os.environ.update(SDPA_JOBS="1", NO_MKDOCS_2_WARNING="1")
+    cwd, original, runner.execute = Path.cwd(), runner.execute, execute
     os.chdir(REPO)
     try:
         config = load_config(str(REPO / "mkdocs.yml"), site_dir=str(site))
@@ -135,4 +177,57 @@ def built_site(tmp_path_factory) -> Path:
             config.plugins.on_shutdown()
     finally:
         os.chdir(cwd)
+        runner.execute = original
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     return site
+
+
+# ---- the parallel build, in the background from the start of the session -------------
+
+PARALLEL_JOBS = "2"
+_PARALLEL = pytest.StashKey[tuple]()  # (the build's process, its site folder, whether offline)
+
+
+@dataclass
+class Build:
+    site: Path
+    offline: bool
+    returncode: int
+    output: str
+
+
+def pytest_collection_finish(session):
+    """Start the parallel build now if a selected test reads it: it runs in its own
+    processes while the tests here run."""
+    if not any("parallel_site" in item.fixturenames for item in session.items):
+        return
+    site = Path(tempfile.mkdtemp(prefix="sdpa-parallel-site-"))
+    offline = network_can_be_cut()
+    command, env = mkdocs_process("build", "--clean", "-d", str(site), offline=offline, SDPA_JOBS=PARALLEL_JOBS)
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    session.config.stash[_PARALLEL] = (process, site, offline)
+
+
+def pytest_unconfigure(config):
+    process, site, _ = config.stash.get(_PARALLEL, (None, None, None))
+    if process is not None and process.poll() is None:
+        process.kill()
+        process.communicate()
+    if site is not None:
+        shutil.rmtree(site, ignore_errors=True)
+
+
+
+@pytest.fixture(scope="session")
+def parallel_site(pytestconfig) -> Build:
+    """A clean ``mkdocs build`` in a fresh process with ``SDPA_JOBS=2`` (its snippets and
+    notebook in worker processes), with the network cut where the OS allows it; started
+    when the session's tests were collected."""
+    process, site, offline = pytestconfig.stash[_PARALLEL]
+    output = process.communicate(timeout=900)[0]
+    return Build(site, offline, process.returncode, output)

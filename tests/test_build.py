@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, SNIPPETS, included_snippets, mkdocs, network_can_be_cut, page_includes
+from conftest import REPO, SNIPPETS, included_snippets, mkdocs, page_includes
 
 FIGURE_SNIPPET = re.compile(r"\bFigure\(")
 TABLE_SNIPPET = re.compile(r"\bmarkdown_table\(")
@@ -44,21 +44,38 @@ def test_page_rendered_its_figures_and_tables(page, built_site):
     assert not duplicates, f"docs/{page}: ids repeated on the page: {duplicates[:5]}"
 
 
-def test_a_second_build_offline_is_byte_identical(built_site, tmp_path):
-    """A clean build in a fresh process, with the network cut where the OS allows it."""
-    again = tmp_path / "again"
-    offline = network_can_be_cut()
-    if not offline and os.environ.get("CI"):
+def _report(site: Path) -> dict:
+    return json.loads((site / "build-report.json").read_text())
+
+
+def _without_timings(report: dict) -> dict:
+    """A build report less what may differ between two builds: seconds, and which process ran what."""
+    def plain(entries):
+        return [{k: v for k, v in entry.items() if k not in ("seconds", "worker")} for entry in entries]
+
+    return {"snippets": plain(report["snippets"]), "notebooks": plain(report["notebooks"])}
+
+
+def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(built_site, parallel_site):
+    """The session's in-process build runs every snippet here, one after another
+    (``SDPA_JOBS=1``); a clean build in a fresh process runs them in two worker processes,
+    with the network cut where the OS allows it. Every file they write is the same."""
+    if not parallel_site.offline and os.environ.get("CI"):
         pytest.fail("CI must be able to cut the network (unshare -rn) for this test")
-    result = mkdocs("build", "--clean", "-d", str(again), check=True, offline=offline)
-    alarming = [line for line in (result.stdout + result.stderr).splitlines() if not line.startswith("INFO")]
+    assert parallel_site.returncode == 0, parallel_site.output
+    alarming = [line for line in parallel_site.output.splitlines() if not line.startswith("INFO")]
     assert not alarming, f"a clean build should print only MkDocs' INFO lines: {alarming}"
-    made = ("*.html", "figures/*.svg", "figures/*.csv")  # pages and the figures' downloads
-    first = sorted(p.relative_to(built_site) for glob in made for p in built_site.rglob(glob))
-    second = sorted(p.relative_to(again) for glob in made for p in again.rglob(glob))
+    report = _report(parallel_site.site)
+    assert report["notebooks"] and all(entry["worker"] for entry in report["snippets"] + report["notebooks"]), (
+        "every snippet and notebook of the parallel build should have run in a worker")
+    assert _without_timings(report) == _without_timings(_report(built_site))
+
+    first = sorted(p.relative_to(built_site) for p in built_site.rglob("*") if p.is_file())
+    second = sorted(p.relative_to(parallel_site.site) for p in parallel_site.site.rglob("*") if p.is_file())
     assert first == second
-    different = [str(p) for p in first if (built_site / p).read_bytes() != (again / p).read_bytes()]
-    assert not different, f"pages that differ between two builds: {different}"
+    different = [str(p) for p in first if p.name != "build-report.json"
+                 and (built_site / p).read_bytes() != (parallel_site.site / p).read_bytes()]
+    assert not different, f"files that differ between the serial and the parallel build: {different}"
 
 
 def test_build_report_lists_every_snippet_and_figure(built_site):
@@ -120,15 +137,21 @@ print(ratio())
 """
 
 
+FINE_PAGE = '# Fine\n\n```python exec="on" title="snippets/broken/fine.py"\n--8<-- "broken/fine.py"\n```\n'
+
+
 def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_SNIPPET) -> Path:
-    """A copy of the real config with one page and one snippet of our own."""
+    """A copy of the real config with a page and a snippet of our own, and a second page
+    whose snippet runs fine (two pages: with SDPA_JOBS > 1 they run in worker processes)."""
     (tmp_path / "docs").mkdir()
     (tmp_path / "snippets" / "broken").mkdir(parents=True)
     (tmp_path / "docs" / "index.md").write_text(page_body)
+    (tmp_path / "docs" / "fine.md").write_text(FINE_PAGE)
+    (tmp_path / "snippets" / "broken" / "fine.py").write_text('"""Prints a line."""\n\nprint("fine")\n')
     if snippet is not None:
         (tmp_path / "snippets" / "broken" / "boom.py").write_text(snippet)
     config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
-    config["nav"] = [{"Home": "index.md"}]
+    config["nav"] = [{"Home": "index.md"}, {"Fine": "fine.md"}]
     config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
     config.pop("extra_css", None)
     for extension in config["markdown_extensions"]:
@@ -143,10 +166,14 @@ def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_
 PAGE = '# Broken\n\n```python exec="on" title="snippets/broken/boom.py"\n--8<-- "broken/boom.py"\n```\n'
 
 
-@pytest.mark.parametrize("flags", [[], ["-q"], ["-v"]], ids=["plain", "quiet", "verbose"])
-def test_raising_snippet_fails_the_build_naming_file_and_line(tmp_path, flags):
+@pytest.mark.parametrize(("engine", "flags", "jobs"), [
+    ("mkdocs", [], "1"), ("mkdocs", ["-q"], "2"), ("mkdocs", ["-v"], "2"), ("properdocs", ["-q"], "2"),
+], ids=["plain-serial", "quiet", "verbose", "properdocs-quiet"])
+def test_raising_snippet_fails_the_build_naming_file_and_line(tmp_path, engine, flags, jobs):
+    """Run in a worker process (SDPA_JOBS=2) or in the MkDocs process (1), at every
+    verbosity, with either engine: the message is made in one place (sitebuild.errors)."""
     config = throwaway_site(tmp_path, PAGE)
-    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), *flags)
+    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), *flags, engine=engine, SDPA_JOBS=jobs)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert "boom.py, line 4" in output

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import matplotlib
-import matplotlib.pyplot as plt
 import pytest
 
 from conftest import DOCS, LIBRARY, SNIPPETS, included_snippets, page_includes
 from sitebuild.fences import executed_fences, problems
 
 
-def _style() -> dict:
-    """rcParams that a snippet could leak (the backend is chosen once, by the library)."""
-    return {k: v for k, v in matplotlib.rcParams.items() if not k.startswith("backend")}
-
-
 @pytest.mark.parametrize("snippet", included_snippets())
 def test_snippet_runs_and_prints(snippet, run_snippet):
-    rc_before = _style()
-    run = run_snippet(snippet)
+    run = run_snippet(snippet)  # the build's run, when the site was built in this session
     assert run.output.strip(), f"snippets/{snippet} printed nothing"
     assert "result" in run.namespace, f"snippets/{snippet} should leave its data in `result` for the tests"
-    assert _style() == rc_before, f"snippets/{snippet} changed rcParams"
-    assert not plt.get_fignums(), f"snippets/{snippet} left pyplot figures open"
+    assert not run.leaks, f"snippets/{snippet} {' and '.join(run.leaks)}"
 
 
 def test_every_snippet_is_included_by_a_page():

@@ -1,0 +1,109 @@
+"""Worker processes that run a build's snippets and notebook ahead of its pages.
+
+Pages are independent. At the start of a build (``on_files``) the runner makes one job
+per page, holding the page's executed fences in order (one worker runs them one after
+another, so they share the experiments that ``sdpa`` memoises), and one job per notebook
+page; :class:`Pool` starts the slowest first. While the workers run, MkDocs reads and
+renders the pages in its own order, and each fence takes its finished outcome instead of
+running: the HTML is still made in the MkDocs process, by the same code as in a serial
+build, so the site is byte for byte the same.
+
+* ``SDPA_JOBS`` sets the number of worker processes; by default, the CPU cores this
+  process may use. ``SDPA_JOBS=1`` runs every snippet in the MkDocs process, one after
+  another, as does a build with fewer than two jobs to share (a one-page preview).
+* Workers are forked from a ``forkserver``: a fresh interpreter that has imported torch,
+  numpy and matplotlib and run nothing (no thread or state of the MkDocs process
+  travels). Each worker takes the MkDocs process's environment as the pool starts, so
+  ``sdpa.runtime`` gives it the same device, thread count and seed offset; it imports
+  the snippets' library itself, so ``mkdocs serve`` workers see every edit.
+* The order comes from the seconds each page and notebook took in the last build from
+  this checkout (``.cache/schedule.json``, written by every build; it orders the work
+  and nothing else). Pages it does not know start first: notebooks, then pages with
+  more snippets.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+from typing import Callable
+
+JOBS_ENV = "SDPA_JOBS"
+#: Imported once by the forkserver, so that each worker starts without paying for them.
+PRELOAD = ["numpy", "torch", "matplotlib"]
+SCHEDULE = Path(".cache") / "schedule.json"
+
+
+def workers() -> int:
+    """``SDPA_JOBS``, or the number of CPU cores this process may run on."""
+    setting = os.environ.get(JOBS_ENV, "").strip()
+    if setting:
+        return max(1, int(setting))
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _enter(environment: dict[str, str]) -> None:
+    """A worker's first act: take the environment of the process that started the pool."""
+    os.environ.clear()
+    os.environ.update(environment)
+
+
+class Pool:
+    """The worker processes of one build."""
+
+    def __init__(self, size: int):
+        # Workers import this package by name; MkDocs puts the folder that holds it on the
+        # path only while it loads a hook, then takes it off again.
+        root = str(Path(__file__).resolve().parents[1])
+        if root not in sys.path:
+            sys.path.append(root)
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)
+        self._executor = ProcessPoolExecutor(size, mp_context=context, initializer=_enter,
+                                             initargs=(dict(os.environ),))
+
+    def submit(self, function: Callable, *args) -> Future:
+        return self._executor.submit(function, *args)
+
+    def close(self, *, failed: bool = False) -> None:
+        """Wait for the workers to end; after a failed build, stop them at once."""
+        if failed:  # the build has failed: the other pages' results are not needed
+            for process in list((getattr(self._executor, "_processes", None) or {}).values()):
+                process.terminate()
+        self._executor.shutdown(wait=True, cancel_futures=failed)
+
+
+def last_seconds() -> dict[str, float]:
+    """The seconds each page's snippets (or each notebook) took in the last build."""
+    try:
+        return json.loads(SCHEDULE.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def remember_seconds(seconds: dict[str, float]) -> None:
+    """Keep this build's seconds per page for the next build's order (others kept)."""
+    if not seconds:
+        return
+    SCHEDULE.parent.mkdir(parents=True, exist_ok=True)
+    merged = {**last_seconds(), **seconds}
+    tmp = SCHEDULE.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(dict(sorted(merged.items())), indent=1))
+    tmp.replace(SCHEDULE)
+
+
+def slowest_first(jobs: dict[str, int]) -> list[str]:
+    """Pages (each mapped to its number of snippets; 0 for a notebook), slowest first.
+
+    Pages the last build did not time come first (a new page may be slow): notebooks,
+    then the pages with more snippets."""
+    seconds = last_seconds()
+    return sorted(jobs, key=lambda page: (page in seconds, -seconds.get(page, 0),
+                                          jobs[page] > 0, -jobs[page], page))

@@ -50,7 +50,7 @@ Optimizer = Literal["adam", "sgd"]
 class Arm:
     """One variant of the recall head: its logit scale and how W_Q and W_K start and learn.
 
-    scale:          the rule for the logit factor (times ``scale_multiplier``).
+    scale:          the rule for the logit factor (1, 1/sqrt(d_k) or 1/d_k).
     init:           "unit": weights N(0, 1/fan_in), q and k components of variance 1;
                     "default": ``nn.Linear``'s own, variance about 1/3.
     learn_scale:    learn the factor (as its logarithm) with the weights.
@@ -229,7 +229,7 @@ class _RecallRun:
         s = self.seed_of
         return self.query[s, t], self.pairs[s, t], self.target[s, t]
 
-    def step(self, t: int) -> tuple[torch.Tensor, RecallOutput, torch.Tensor]:
+    def forward_backward(self, t: int) -> tuple[torch.Tensor, RecallOutput, torch.Tensor]:
         """Forward and backward on batch ``t``: the member losses, outputs and targets."""
         query, pairs, target = self.batch(t)
         out = self.ensemble(query, pairs)
@@ -274,7 +274,7 @@ def run_recall(experiment: RecallExperiment) -> RecallHistory:
     records, steps = [], []
     for t in range(experiment.steps + 1):
         optimizer.zero_grad()
-        losses, out, target = run.step(t)
+        losses, out, target = run.forward_backward(t)
         if t % experiment.record_every == 0 or t == experiment.steps:
             with torch.no_grad():
                 records.append(run.measure(losses, out, target))
@@ -294,7 +294,7 @@ def recall_at_init(experiment: RecallExperiment, n_batches: int = 8) -> RecallHi
     records = []
     for t in range(n_batches):
         run.ensemble.zero_grad()
-        losses, out, target = run.step(t)
+        losses, out, target = run.forward_backward(t)
         with torch.no_grad():
             records.append(run.measure(losses, out, target))
     mean = run.shaped(records).map(lambda t: t.mean(0, keepdim=True))

@@ -48,7 +48,6 @@ sys.path.insert(0, str(SNIPPETS))
 
 import math
 
-import torch
 from IPython.display import HTML, Markdown, display
 
 import sdpa
@@ -101,11 +100,11 @@ for d_k in HEAD_DIMS:
 
 figure = sdpa.Figure(
     "lab-saturation",
-    caption="Rows of 64 keys. Left: the mean largest softmax weight. Right: the mean spectral norm "
-    "(solid) and trace (dashed) of the softmax Jacobian. Unscaled (orange), the rows sharpen and the "
-    "trace falls as d_k grows, while the spectral norm stays above the scaled rows' until d_k = 512: "
-    "the gradient keeps its largest direction but loses its breadth. Scaled (blue), nothing depends "
-    "on d_k.",
+    caption="Rows of 64 keys. Left: the mean largest softmax weight. Right: the mean spectral "
+    "norm (solid) and trace (dashed) of the softmax Jacobian. Unscaled (orange), the rows sharpen "
+    "and the trace falls as d_k grows, while the spectral norm stays above the scaled rows' until "
+    "d_k = 512: the gradient keeps its largest direction but loses its breadth. Scaled (blue), "
+    "nothing depends on d_k.",
     alt="Two panels against head dimension. The unscaled largest weight rises towards 1 and the "
     "unscaled trace falls while the unscaled spectral norm stays near or above the scaled one; the "
     "scaled curves are flat.",
@@ -176,9 +175,10 @@ for name, arm in ARMS.items():
         "final_accuracy": curves.accuracy[-1].mean().item(),
     })
 display(Markdown(sdpa.markdown_table(
-    ["arm", "attention entropy at step 0 (nats)", "‖∇W_Q‖ / ‖∇W_V‖ at step 0", "final loss", "final accuracy"],
-    [(r["arm"], r["entropy_at_init"], r["grad_q_over_grad_v_at_init"], r["final_loss"], r["final_accuracy"])
-     for r in training],
+    ["arm", "attention entropy at step 0 (nats)", "‖∇W_Q‖ / ‖∇W_V‖ at step 0", "final loss",
+     "final accuracy"],
+    [(r["arm"], r["entropy_at_init"], r["grad_q_over_grad_v_at_init"], r["final_loss"],
+      r["final_accuracy"]) for r in training],
 )))
 
 # %% [markdown]

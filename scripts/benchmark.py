@@ -90,9 +90,11 @@ def markdown(results: dict) -> str:
         f"{results['serve_rebuild']['wall_s']} | {results['serve_rebuild']['cpu_s']} | {TARGETS['serve_rebuild_s']} |",
     ]
     if results.get("notebook"):
-        lines.append(f"| lab notebook, executed alone | {results['notebook']['wall_s']} | {results['notebook']['cpu_s']} | |")
+        notebook = results["notebook"]
+        lines.append(f"| lab notebook, executed alone | {notebook['wall_s']} | {notebook['cpu_s']} | |")
     if results.get("tests"):
-        lines.append(f"| test suite (`python -m pytest`) | {results['tests']['wall_s']} | {results['tests']['cpu_s']} | "
+        tests = results["tests"]
+        lines.append(f"| test suite (`python -m pytest`) | {tests['wall_s']} | {tests['cpu_s']} | "
                      f"{TARGETS['tests_s']} |")
     snippets = sorted(build["report"]["snippets"], key=lambda r: -r["seconds"]) if build["report"] else []
     isolated = {r["snippet"]: r["wall_s"] for r in results.get("isolated", [])}

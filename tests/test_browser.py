@@ -47,7 +47,8 @@ def _own_assets(site: Path, page: Path, html: str) -> dict[str, int]:
     loaded = {}
     for ref in re.findall(r'(?:href|src)="([^"]+\.(?:css|js))"', html):
         path = (page.parent / ref.split("?")[0]).resolve()
-        if path.is_file() and path.is_relative_to(site.resolve() / "assets") and (DOCS / "assets" / path.name).is_file():
+        ours = (DOCS / "assets" / path.name).is_file()
+        if path.is_file() and path.is_relative_to(site.resolve() / "assets") and ours:
             loaded[path.name] = path.stat().st_size
     if "<math" in html:
         font = site / "assets" / "fonts" / "stix-math.woff2"
@@ -60,7 +61,8 @@ def test_no_page_is_over_one_megabyte(built_site, capsys):
     sizes = {}
     for path in sorted(built_site.rglob("*.html")):
         html = path.read_text()
-        sizes[path.relative_to(built_site).as_posix()] = (path.stat().st_size, sum(_own_assets(built_site, path, html).values()))
+        assets = sum(_own_assets(built_site, path, html).values())
+        sizes[path.relative_to(built_site).as_posix()] = (path.stat().st_size, assets)
     with capsys.disabled():
         print("\nbuilt pages (bytes): HTML + the site's own assets (math font, scripts, stylesheet)")
         for name, (page, assets) in sizes.items():
@@ -241,10 +243,14 @@ OVERFLOW_JS = """
   for (const el of document.querySelectorAll('.md-content *')) {
     const r = el.getBoundingClientRect();
     if (r.width > 0 && r.right > limit + 1 && !scrollsItself(el)) {
-      wide.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && el.className.baseVal === undefined ? '.' + String(el.className).trim().split(/\\s+/).join('.') : ''} right=${Math.round(r.right)}`);
+      const id = el.id ? '#' + el.id : '';
+      const plain = el.className && el.className.baseVal === undefined;
+      const cls = plain ? '.' + String(el.className).trim().split(/\\s+/).join('.') : '';
+      wide.push(`${el.tagName.toLowerCase()}${id}${cls} right=${Math.round(r.right)}`);
     }
   }
-  return {scroll_width: root.scrollWidth, client_width: limit, body_scroll_width: document.body.scrollWidth, wide: wide.slice(0, 8)};
+  return {scroll_width: root.scrollWidth, client_width: limit,
+          body_scroll_width: document.body.scrollWidth, wide: wide.slice(0, 8)};
 }
 """
 

@@ -181,7 +181,8 @@ def test_raising_snippet_fails_the_build_naming_file_and_line(tmp_path, engine, 
 
 
 def test_missing_include_fails_the_build_naming_the_page_line(tmp_path):
-    page = '# Broken\n\nText.\n\n```python exec="on" title="snippets/broken/nowhere.py"\n--8<-- "broken/nowhere.py"\n```\n'
+    page = ('# Broken\n\nText.\n\n```python exec="on" title="snippets/broken/nowhere.py"\n'
+            '--8<-- "broken/nowhere.py"\n```\n')
     config = throwaway_site(tmp_path, page)
     result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), "-q")
     output = result.stdout + result.stderr

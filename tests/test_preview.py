@@ -11,7 +11,8 @@ from conftest import REPO
 
 def test_preview_writes_the_output_in_light_and_dark(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "sitebuild.preview", "snippets/derivation/score_distribution.py", "--out", str(tmp_path)],
+        [sys.executable, "-m", "sitebuild.preview", "snippets/derivation/score_distribution.py",
+         "--out", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr

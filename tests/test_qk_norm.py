@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-import torch
 
 from sdpa.attention import Scale
 from sdpa.experiments import QK_NORM_ARMS, QK_NORM_SWEEP

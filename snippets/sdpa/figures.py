@@ -206,7 +206,8 @@ def explorable(name: str, data: dict, *, caption: str) -> str:
     return (f'<figure class="sdpa-explorable" id="explore-{name}">\n'
             '<div class="sdpa-explorable-body"><noscript>This figure needs JavaScript; the '
             'table below holds its numbers.</noscript>'
-            f'<script type="application/json" class="sdpa-explorable-data">{payload}</script></div>\n'
+            '<script type="application/json" class="sdpa-explorable-data">'
+            f'{payload}</script></div>\n'
             f'<figcaption>{caption_html(caption)}</figcaption>\n</figure>\n')
 
 
@@ -260,7 +261,8 @@ def _panel_rows(ax):
         for artist in _flatten(container):
             owner[id(artist)] = container
     series = _namer(owner)
-    caps = {id(cap) for c in ax.containers if isinstance(c, ErrorbarContainer) for cap in c.lines[1]}
+    caps = {id(cap) for c in ax.containers if isinstance(c, ErrorbarContainer)
+            for cap in c.lines[1]}
     for line in ax.lines:
         if id(line) in caps:
             continue  # an error bar's end caps: its "error bar" rows hold their numbers

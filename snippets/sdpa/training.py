@@ -14,8 +14,8 @@ differ only in their numbers, not in their code. :class:`Ensemble` trains them a
 computation: it stacks the members' weights along a new first axis and runs the model's
 own ``forward`` on every member with ``torch.func.vmap`` and ``functional_call``. The
 loss is the sum of the members' losses, so each member gets exactly the gradient of its
-own loss; members at the same learning rate share one stacked tensor per weight, and
-each learning rate is one param group of an ordinary ``torch.optim`` optimiser. Adam and
+own loss; consecutive members at the same learning rate share one stacked tensor per
+weight, and each learning rate is one param group of an ordinary ``torch.optim`` optimiser. Adam and
 SGD update every number on its own, so each member follows its separate run (a test
 trains members alone and compares).
 
@@ -80,22 +80,21 @@ class Ensemble:
         self.size = len(models)
         self.template = copy.deepcopy(models[0]).to(device)
         self.names = [name for name, _ in models[0].named_parameters()]
-        # name -> [(lr, stacked weights of the members at that lr)], and the order that
-        # puts the concatenated groups back into member order (None: already in order).
+        # name -> [(lr, stacked weights of a run of consecutive members at that lr)]: the
+        # pieces concatenate in member order, so no step has to reorder the members.
         self.groups: dict[str, list[tuple[float | None, torch.Tensor]]] = {}
-        self.order: dict[str, torch.Tensor | None] = {}
         for name in self.names:
-            members_at: dict[float | None, list[int]] = {}
+            runs: list[tuple[float | None, list[int]]] = []
             for i, rates in enumerate(lrs):
-                members_at.setdefault(rates[name], []).append(i)
+                if runs and runs[-1][0] == rates[name]:
+                    runs[-1][1].append(i)
+                else:
+                    runs.append((rates[name], [i]))
             self.groups[name] = [
                 (lr, torch.stack([models[i].get_parameter(name).detach() for i in members])
                  .to(device).requires_grad_(lr is not None))
-                for lr, members in members_at.items()
+                for lr, members in runs
             ]
-            order = [i for members in members_at.values() for i in members]
-            back = torch.tensor(order).argsort().to(device)
-            self.order[name] = None if order == sorted(order) else back
         self.buffers = {name: torch.stack([m.get_buffer(name) for m in models]).to(device)
                         for name, _ in models[0].named_buffers()}
 
@@ -110,8 +109,7 @@ class Ensemble:
 
     def _stacked(self, name: str, part: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
         pieces = [part(weights) for _, weights in self.groups[name]]
-        whole = pieces[0] if len(pieces) == 1 else torch.cat(pieces)
-        return whole if self.order[name] is None else whole[self.order[name]]
+        return pieces[0] if len(pieces) == 1 else torch.cat(pieces)
 
     def parameters(self) -> dict[str, torch.Tensor]:
         """Every weight with the members stacked on dim 0, in member order."""

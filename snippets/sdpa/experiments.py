@@ -205,24 +205,31 @@ class RecallHistory:
 
 
 class _RecallRun:
-    """The members of one experiment as an ensemble, with their data, on the device."""
+    """The members of experiments of one shape as one ensemble, with their data, on the
+    device; each experiment's members are one block of the ensemble (its own optimiser)."""
 
-    def __init__(self, experiment: RecallExperiment, n_batches: int):
-        self.experiment = experiment
+    def __init__(self, experiments: tuple[RecallExperiment, ...], n_batches: int):
+        shapes = {dataclasses.replace(e, optimizer="adam", arms=(), lrs=(), seeds=())
+                  for e in experiments}
+        if len(shapes) != 1:
+            raise ValueError("experiments trained together differ in more than their optimiser, "
+                             "arms, learning rates and seeds")
+        self.experiments = experiments
         self.device = default_device()
-        members = experiment.members()
-        self.models = [recall_model(experiment, arm, seed) for arm, _, seed in members]
+        members = [(e, arm, lr, seed) for e in experiments for arm, lr, seed in e.members()]
+        self.models = [recall_model(e, arm, seed) for e, arm, _, seed in members]
         names = [name for name, _ in self.models[0].named_parameters()]
-        lrs = [member_lrs(arm, lr, names) for arm, lr, _ in members]
-        self.ensemble = Ensemble(self.models, lrs, self.device)
-        seeds = experiment.seeds
-        data = [recall_batches(experiment.task, s, n_batches).to(self.device) for s in seeds]
+        lrs = [member_lrs(arm, lr, names) for _, arm, lr, _ in members]
+        self.blocks = [len(e.members()) for e in experiments]
+        self.ensemble = Ensemble(self.models, lrs, self.device, self.blocks)
+        seeds = list(dict.fromkeys(s for e in experiments for s in e.seeds))
+        data = [recall_batches(experiments[0].task, s, n_batches).to(self.device) for s in seeds]
         tokens = [d.tokens() for d in data]
         # (seeds, batches, batch, ...): every batch of every seed, embedded once
         self.query = torch.stack([q for q, _ in tokens])
         self.pairs = torch.stack([p for _, p in tokens])
         self.target = torch.stack([d.target for d in data])
-        self.seed_of = torch.tensor([seeds.index(s) for _, _, s in members], device=self.device)
+        self.seed_of = torch.tensor([seeds.index(s) for *_, s in members], device=self.device)
 
     def batch(self, t: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Batch ``t`` of every member (members of one seed share it)."""
@@ -255,33 +262,46 @@ class _RecallRun:
             scale=params["log_scale"].detach().exp(),
         )
 
-    def shaped(self, records: list[RecallMetrics]) -> RecallMetrics:
-        """Stack records into CPU tensors (records, arms, lrs, seeds)."""
-        e = self.experiment
-        grid = (len(e.arms), len(e.lrs), len(e.seeds))
+    def shaped(self, records: list[RecallMetrics]) -> list[RecallMetrics]:
+        """Stack records into CPU tensors (records, arms, lrs, seeds), one per experiment."""
         fields = [f.name for f in dataclasses.fields(RecallMetrics)]
-        return RecallMetrics(**{
-            f: torch.stack([getattr(r, f) for r in records]).view(len(records), *grid).cpu()
-            for f in fields
-        })
+        whole = {f: torch.stack([getattr(r, f) for r in records]).cpu() for f in fields}
+        out = []
+        for e, part in zip(self.experiments, zip(*[whole[f].split(self.blocks, 1)
+                                                   for f in fields])):
+            grid = (len(records), len(e.arms), len(e.lrs), len(e.seeds))
+            out.append(RecallMetrics(**{f: t.reshape(grid) for f, t in zip(fields, part)}))
+        return out
 
 
 @cache
 def run_recall(experiment: RecallExperiment) -> RecallHistory:
     """Train every member of ``experiment`` together; memoised by the (frozen) config."""
-    run = _RecallRun(experiment, experiment.steps + 1)
-    optimizer = make_optimizer(experiment.optimizer, run.ensemble.param_groups())
+    return run_recalls((experiment,))[0]
+
+
+@cache
+def run_recalls(experiments: tuple[RecallExperiment, ...]) -> tuple[RecallHistory, ...]:
+    """Train experiments that differ only in optimiser, arms, learning rates and seeds as
+    one ensemble, each with its own optimiser (fewer, larger computations: faster on a
+    CPU). Members are independent, so each history is :func:`run_recall`'s; memoised."""
+    first = experiments[0]
+    run = _RecallRun(experiments, first.steps + 1)
+    optimizers = [make_optimizer(e.optimizer, run.ensemble.param_groups(block))
+                  for block, e in enumerate(experiments)]
     records, steps = [], []
-    for t in range(experiment.steps + 1):
-        optimizer.zero_grad()
+    for t in range(first.steps + 1):
+        run.ensemble.zero_grad()
         losses, out, target = run.forward_backward(t)
-        if t % experiment.record_every == 0 or t == experiment.steps:
+        if t % first.record_every == 0 or t == first.steps:
             with torch.no_grad():
                 records.append(run.measure(losses, out, target))
             steps.append(t)
-        if t < experiment.steps:
-            optimizer.step()
-    return RecallHistory(experiment, torch.tensor(steps), run.shaped(records))
+        if t < first.steps:
+            for optimizer in optimizers:
+                optimizer.step()
+    return tuple(RecallHistory(e, torch.tensor(steps), metrics)
+                 for e, metrics in zip(experiments, run.shaped(records)))
 
 
 @cache
@@ -290,14 +310,14 @@ def recall_at_init(experiment: RecallExperiment, n_batches: int = 8) -> RecallHi
 
     One record (step 0); nothing is trained.
     """
-    run = _RecallRun(experiment, n_batches)
+    run = _RecallRun((experiment,), n_batches)
     records = []
     for t in range(n_batches):
         run.ensemble.zero_grad()
         losses, out, target = run.forward_backward(t)
         with torch.no_grad():
             records.append(run.measure(losses, out, target))
-    mean = run.shaped(records).map(lambda t: t.mean(0, keepdim=True))
+    mean = run.shaped(records)[0].map(lambda t: t.mean(0, keepdim=True))
     return RecallHistory(experiment, torch.tensor([0]), mean)
 
 
@@ -512,9 +532,13 @@ class Ablation:
 
 @cache
 def run_ablation(ablation: Ablation = Ablation()) -> dict[tuple[Optimizer, int], RecallHistory]:
-    """Every experiment of ``ablation``, keyed by (optimiser, d_k)."""
-    return {(opt, d_k): run_recall(ablation.experiment(opt, lr, d_k))
-            for opt, lr in ablation.optimizers for d_k in ablation.d_ks}
+    """Every experiment of ``ablation``, keyed by (optimiser, d_k); the optimisers of one
+    d_k train as one ensemble."""
+    runs = {}
+    for d_k in ablation.d_ks:
+        experiments = tuple(ablation.experiment(opt, lr, d_k) for opt, lr in ablation.optimizers)
+        runs |= {(e.optimizer, d_k): h for e, h in zip(experiments, run_recalls(experiments))}
+    return {(opt, d_k): runs[(opt, d_k)] for opt, _ in ablation.optimizers for d_k in ablation.d_ks}
 
 
 @dataclass(frozen=True)
@@ -741,34 +765,39 @@ class TunedArm:
 
 @cache
 def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], TunedArm]:
-    """Sweep, choose and confirm every rule at every (optimiser, d_k); memoised."""
+    """Sweep, choose and confirm every rule at every (optimiser, d_k); memoised. The
+    optimisers of one d_k and stage train as one ensemble."""
     fixed_runs = run_ablation(tuning.ablation) if tuning.heads is None else None
     fixed_lrs = dict(tuning.ablation.optimizers)
     out = {}
-    for optimizer in tuning.optimizers:
-        for d_k in tuning.d_ks:
-            experiment = tuning.sweep(optimizer, d_k)
-            sweep, chance = run_recall(experiment), math.log(experiment.n_values)
-            losses = {rule: final_loss(sweep.metrics, tuning.last, chance)[a]
-                      for a, rule in enumerate(tuning.rules)}
-            windows = {rule: tuning.window(optimizer, rule) for rule in tuning.rules}
-            best = tuple(windows[r][int(losses[r].mean(1).argmin())] for r in tuning.rules)
-            confirm = run_recall(tuning.confirmation(optimizer, d_k, best))
+    for d_k in tuning.d_ks:
+        sweeps = run_recalls(tuple(tuning.sweep(opt, d_k) for opt in tuning.optimizers))
+        chance = math.log(sweeps[0].experiment.n_values)
+        losses, best = {}, {}
+        for optimizer, sweep in zip(tuning.optimizers, sweeps):
+            final = final_loss(sweep.metrics, tuning.last, chance)
+            losses[optimizer] = {rule: final[a] for a, rule in enumerate(tuning.rules)}
+            best[optimizer] = tuple(tuning.window(optimizer, r)[int(final[a].mean(1).argmin())]
+                                    for a, r in enumerate(tuning.rules))
+        confirms = run_recalls(tuple(tuning.confirmation(opt, d_k, best[opt])
+                                     for opt in tuning.optimizers))
+        for optimizer, confirm in zip(tuning.optimizers, confirms):
             confirmed = final_loss(confirm.metrics, tuning.last, chance)[:, 0]  # (rules, seeds)
             fixed_lr = fixed_lrs[optimizer]
             for a, rule in enumerate(tuning.rules):
+                window, swept = tuning.window(optimizer, rule), losses[optimizer][rule]
                 if fixed_runs is not None:
                     fixed = final_loss(fixed_runs[(optimizer, d_k)].arm(Arm(rule)), tuning.last,
                                        chance)
                 else:  # the sweep's own runs at the fixed rate, if it swept that rate
-                    at = [i for i, lr in enumerate(windows[rule]) if math.isclose(lr, fixed_lr)]
-                    fixed = losses[rule][at[0]] if at else None
+                    at = [i for i, lr in enumerate(window) if math.isclose(lr, fixed_lr)]
+                    fixed = swept[at[0]] if at else None
                 out[(optimizer, d_k, rule)] = TunedArm(
-                    optimizer=optimizer, d_k=d_k, rule=rule, lrs=windows[rule],
-                    sweep_loss=losses[rule], confirm_loss=confirmed[a], fixed_lr=fixed_lr,
-                    fixed_loss=fixed,
+                    optimizer=optimizer, d_k=d_k, rule=rule, lrs=window, sweep_loss=swept,
+                    confirm_loss=confirmed[a], fixed_lr=fixed_lr, fixed_loss=fixed,
                 )
-    return out
+    return {key: out[key] for key in sorted(out, key=lambda k: (
+        tuning.optimizers.index(k[0]), tuning.d_ks.index(k[1]), tuning.rules.index(k[2])))}
 
 
 #: The tuned comparison in a realistic shape: 4 heads of d_k = 16 in one block with a
@@ -797,6 +826,10 @@ class LearnedScaleStudy:
         base = self.ablation.experiment(optimizer, 1.0, self.d_k)
         return dataclasses.replace(base, lrs=dict(self.rates)[optimizer], seeds=self.seeds,
                                    arms=(self.fixed, self.learned))
+
+    def experiments(self) -> tuple[RecallExperiment, ...]:
+        """One experiment per optimiser, to train together with :func:`run_recalls`."""
+        return tuple(self.experiment(optimizer) for optimizer, _ in self.rates)
 
 
 def draw_tuning(ax, arms: list[TunedArm], ceiling: float, chance: float) -> None:

@@ -73,42 +73,48 @@ class Ensemble:
     be); their buffers (constants such as a logit scale) are stacked too, so members may
     differ in them. ``lrs``: for each member, its learning rate per parameter name;
     ``None`` freezes that parameter. Inputs of :meth:`__call__` carry a leading member axis.
+    ``blocks``: the sizes of consecutive blocks of members that different optimisers train
+    (default: one block); :meth:`param_groups` gives one block's groups.
     """
 
     def __init__(self, models: Sequence[nn.Module], lrs: Sequence[dict[str, float | None]],
-                 device: torch.device | str = "cpu"):
+                 device: torch.device | str = "cpu", blocks: Sequence[int] | None = None):
         self.size = len(models)
         self.template = copy.deepcopy(models[0]).to(device)
         self.names = [name for name, _ in models[0].named_parameters()]
-        # name -> [(lr, stacked weights of a run of consecutive members at that lr)]: the
-        # pieces concatenate in member order, so no step has to reorder the members.
-        self.groups: dict[str, list[tuple[float | None, torch.Tensor]]] = {}
+        block_of = [b for b, size in enumerate(blocks or [self.size]) for _ in range(size)]
+        if len(block_of) != self.size:
+            raise ValueError(f"blocks {blocks} do not add up to {self.size} members")
+        # name -> [(lr, block, stacked weights of a run of consecutive members of one block
+        # at that lr)]: the pieces concatenate in member order, so no step reorders members.
+        self.groups: dict[str, list[tuple[float | None, int, torch.Tensor]]] = {}
         for name in self.names:
-            runs: list[tuple[float | None, list[int]]] = []
+            runs: list[tuple[float | None, int, list[int]]] = []
             for i, rates in enumerate(lrs):
-                if runs and runs[-1][0] == rates[name]:
-                    runs[-1][1].append(i)
+                if runs and runs[-1][:2] == (rates[name], block_of[i]):
+                    runs[-1][2].append(i)
                 else:
-                    runs.append((rates[name], [i]))
+                    runs.append((rates[name], block_of[i], [i]))
             self.groups[name] = [
-                (lr, torch.stack([models[i].get_parameter(name).detach() for i in members])
+                (lr, block, torch.stack([models[i].get_parameter(name).detach() for i in members])
                  .to(device).requires_grad_(lr is not None))
-                for lr, members in runs
+                for lr, block, members in runs
             ]
         self.buffers = {name: torch.stack([m.get_buffer(name) for m in models]).to(device)
                         for name, _ in models[0].named_buffers()}
 
-    def param_groups(self) -> list[dict]:
-        """One ``torch.optim`` param group per learning rate (frozen weights left out)."""
+    def param_groups(self, block: int = 0) -> list[dict]:
+        """One ``torch.optim`` param group per learning rate of ``block`` (frozen weights
+        left out)."""
         by_lr: dict[float, list[torch.Tensor]] = {}
         for groups in self.groups.values():
-            for lr, weights in groups:
-                if lr is not None:
+            for lr, b, weights in groups:
+                if lr is not None and b == block:
                     by_lr.setdefault(lr, []).append(weights)
         return [{"params": weights, "lr": lr} for lr, weights in by_lr.items()]
 
     def _stacked(self, name: str, part: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
-        pieces = [part(weights) for _, weights in self.groups[name]]
+        pieces = [part(weights) for _, _, weights in self.groups[name]]
         return pieces[0] if len(pieces) == 1 else torch.cat(pieces)
 
     def parameters(self) -> dict[str, torch.Tensor]:
@@ -124,7 +130,7 @@ class Ensemble:
     def zero_grad(self) -> None:
         """Forget every gradient (an optimiser's ``zero_grad`` does it for trained weights)."""
         for groups in self.groups.values():
-            for _, weights in groups:
+            for _, _, weights in groups:
                 weights.grad = None
 
     def state(self) -> dict[str, torch.Tensor]:

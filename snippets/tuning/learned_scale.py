@@ -14,7 +14,7 @@ import torch
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import (DIVERGED, LearnedScaleStudy, Tuning, final_loss, run_recall,
+from sdpa.experiments import (DIVERGED, LearnedScaleStudy, Tuning, final_loss, run_recalls,
                               run_tuning)
 
 sdpa.seed(0)
@@ -26,9 +26,8 @@ TUNING = Tuning()
 def learned_scale(study=STUDY):
     tuned = run_tuning(TUNING)
     rows = []
-    for optimizer, lrs in study.rates:
-        experiment = study.experiment(optimizer)
-        history, chance = run_recall(experiment), math.log(experiment.n_values)
+    for (optimizer, lrs), history in zip(study.rates, run_recalls(study.experiments())):
+        chance = math.log(history.experiment.n_values)
         best = tuned[(optimizer, study.d_k, Scale.INV_SQRT)].best_lr
         for arm in (study.fixed, study.learned):
             for lr in lrs:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import os
 import re
@@ -304,3 +305,23 @@ def test_recall_block_equals_textbook_multi_head_attention():
     assert torch.allclose(out.attention, p.squeeze(2), atol=1e-6)
     assert torch.allclose(out.scores, att.squeeze(2), atol=1e-5)
     assert torch.allclose(out.logits, logits, atol=1e-5)
+
+
+def test_experiments_trained_together_equal_their_separate_runs():
+    """run_recalls: one ensemble, an optimiser per experiment; each history is run_recall's."""
+    from sdpa.experiments import run_recalls
+
+    base = RecallExperiment(d_k=8, d_model=16, n_pairs=4, batch=8, steps=6, record_every=2,
+                            seeds=(0, 1))
+    adam = dataclasses.replace(base, optimizer="adam", lrs=(1e-2, 3e-2),
+                               arms=(Arm(Scale.NONE), Arm(Scale.INV, learn_scale=True)))
+    sgd = dataclasses.replace(base, optimizer="sgd", lrs=(1e-2,), seeds=(1, 2),
+                              arms=(Arm(Scale.INV_SQRT, lr=30.0),))
+    together = run_recalls((adam, sgd))
+    for experiment, history in zip((adam, sgd), together):
+        alone = run_recall(experiment)
+        assert history.metrics.loss.shape == alone.metrics.loss.shape
+        for field in ("loss", "grad_q", "scale", "entropy"):
+            assert torch.equal(getattr(history.metrics, field), getattr(alone.metrics, field))
+    with pytest.raises(ValueError):
+        run_recalls((adam, dataclasses.replace(sgd, d_k=16)))

@@ -48,9 +48,10 @@ def test_the_design_is_what_the_page_says(tuned):
     assert dict(TUNING.ablation.optimizers) == {"adam": 0.01, "sgd": 1.0}
     assert not set(TUNING.sweep_seeds) & set(TUNING.confirm_seeds), "confirmation seeds are fresh"
     setup = TUNING.sweep("sgd", 64)
-    assert (setup.steps, setup.batch, setup.d_model, setup.n_pairs) == (
-        TUNING.ablation.steps, TUNING.ablation.batch, TUNING.ablation.d_model,
-        TUNING.ablation.n_pairs)
+    assert (setup.batch, setup.d_model, setup.n_pairs) == (
+        TUNING.ablation.batch, TUNING.ablation.d_model, TUNING.ablation.n_pairs)
+    assert setup.steps == TUNING.steps == 150 and TUNING.ablation.steps == 200
+    assert TUNING.ablation.record_every == 5  # the last 8 records: steps 115 to 150
     for arm in tuned.values():
         ratios = [b / a for a, b in zip(arm.lrs, arm.lrs[1:])]
         assert ratios == pytest.approx([10 ** (1 / TUNING.per_decade)] * len(ratios))
@@ -65,40 +66,42 @@ def test_no_best_rate_sits_at_the_edge_of_its_window(tuned, block):
 
 
 @pytest.mark.parametrize("optimizer", TUNING.optimizers)
-def test_tuned_unscaled_rule_still_ends_at_least_twice_as_high(tuned, optimizer):
+def test_tuned_unscaled_rule_still_ends_clearly_higher(tuned, optimizer):
     for d_k in D_KS:
         none = tuned[(optimizer, d_k, NONE)].confirm_loss
-        for rule in (SQRT, INV):
-            assert clearly_above(none, tuned[(optimizer, d_k, rule)].confirm_loss, factor=2), (
-                optimizer, d_k, rule)
+        scaled = [tuned[(optimizer, d_k, rule)].confirm_loss for rule in (SQRT, INV)]
+        better = min(scaled, key=lambda losses: losses.log().mean())
+        assert clearly_above(none, better, factor=1.5), (optimizer, d_k)
+        if d_k >= 64:  # "and from d_k = 64 on at least 1.5 times as high as either"
+            assert all(clearly_above(none, s, factor=1.5) for s in scaled), (optimizer, d_k)
 
 
 def test_sgd_unscaled_fails_at_the_fixed_rate_and_learns_when_tuned(tuned):
     for d_k in D_KS:
         arm = tuned[("sgd", d_k, NONE)]
-        assert abs(arm.fixed_loss.mean().item() - CHANCE) < 0.5  # "at chance"
+        assert abs(arm.fixed_loss.mean().item() - CHANCE) < 0.7  # "within 0.7 nats of chance"
         assert arm.best_lr <= arm.fixed_lr / 4  # "at least four times lower"
         confirm = arm.confirm_loss
         assert confirm.mean().item() + 2 * se(confirm) < CHANCE - 1  # learns: a nat below chance
         assert clearly_above(arm.fixed_loss, confirm)
 
 
-def test_adam_scaled_rules_end_within_a_factor_1_5_of_each_other(tuned):
+def test_adam_scaled_rules_end_within_a_factor_of_two_of_each_other(tuned):
     for d_k in D_KS:
         sqrt = tuned[("adam", d_k, SQRT)].confirm_loss.mean().item()
         inv = tuned[("adam", d_k, INV)].confirm_loss.mean().item()
-        assert 1 / 1.5 < inv / sqrt < 1.5, d_k
+        assert 1 / 2 < inv / sqrt < 2, d_k
 
 
-def test_sgd_ranks_the_scaled_rules_by_head_size(tuned):
-    def pair(d_k):
-        return tuned[("sgd", d_k, SQRT)].confirm_loss, tuned[("sgd", d_k, INV)].confirm_loss
+def test_with_sgd_1_over_dk_falls_behind_as_dk_grows(tuned):
+    def ratio(d_k):  # 1/d_k's loss over 1/sqrt(d_k)'s
+        inv, sqrt = (tuned[("sgd", d_k, rule)].confirm_loss.mean().item() for rule in (INV, SQRT))
+        return inv / sqrt
 
-    sqrt, inv = pair(16)
-    assert clearly_above(sqrt, inv), "at d_k = 16, 1/d_k ends lower"
-    for d_k in (64, 256):
-        sqrt, inv = pair(d_k)
-        assert clearly_above(inv, sqrt), f"at d_k = {d_k}, 1/sqrt(d_k) ends lower"
+    ratios = [ratio(d_k) for d_k in D_KS]
+    assert ratios == sorted(ratios) and ratios[0] < 1 < 2 < ratios[-1]
+    assert clearly_above(tuned[("sgd", 256, INV)].confirm_loss,
+                         tuned[("sgd", 256, SQRT)].confirm_loss), "clearly above at 256"
     arm = tuned[("sgd", 256, INV)]
     assert math.isinf(arm.mean_loss[arm.best_index + 1].item()), "next rate up diverges"
     assert clearly_above(arm.fixed_loss, arm.confirm_loss), "tuning helps the slow arm"
@@ -112,7 +115,8 @@ def test_adam_fixed_rate_was_near_best_for_scaled_rules_not_for_unscaled_at_256(
             assert 1 / 5 <= arm.best_lr / arm.fixed_lr <= 5  # "within a factor of five"
     arm = tuned[("adam", 256, NONE)]
     assert arm.best_lr <= arm.fixed_lr / 3
-    assert clearly_above(arm.fixed_loss, arm.confirm_loss)
+    for rule in (SQRT, INV):  # "even at its best rate ... three times as high as either"
+        assert clearly_above(arm.confirm_loss, tuned[("adam", 256, rule)].confirm_loss, factor=3)
 
 
 # ---------------------------------------------------------------- a realistic shape
@@ -132,7 +136,7 @@ def test_the_block_has_the_shape_the_page_says():
     assert (BLOCK_TUNING.heads, d_k, experiment.d_model) == (4, 16, 64)
     assert BLOCK_TUNING.optimizers == ("adam",)
     assert (experiment.steps, experiment.batch, experiment.n_pairs) == (
-        TUNING.ablation.steps, TUNING.ablation.batch, TUNING.ablation.n_pairs)
+        TUNING.steps, TUNING.ablation.batch, TUNING.ablation.n_pairs)
 
 
 def test_in_the_block_no_factor_barely_learns_and_1_over_dk_beats_1_over_sqrt(block, tuned):
@@ -140,11 +144,14 @@ def test_in_the_block_no_factor_barely_learns_and_1_over_dk_beats_1_over_sqrt(bl
     none, sqrt, inv = (block[("adam", d_k, rule)] for rule in (NONE, SQRT, INV))
     for scaled in (sqrt, inv):
         assert clearly_above(none.confirm_loss, scaled.confirm_loss, factor=2)
-    assert none.confirm_loss.mean().item() - 2 * se(none.confirm_loss) > CHANCE - 1.5
-    one_head = tuned[("adam", d_k, NONE)].confirm_loss  # "where one head learned it well"
+    assert none.confirm_loss.mean().item() - 2 * se(none.confirm_loss) > CHANCE - 0.5
+    one_head = tuned[("adam", d_k, NONE)].confirm_loss  # "less than half the block's loss"
     assert clearly_above(none.confirm_loss, one_head, factor=2)
-    assert none.best_lr == sqrt.best_lr  # "the unscaled block's best rate is the scaled one's"
-    assert clearly_above(sqrt.confirm_loss, inv.confirm_loss)  # 1/d_k ends clearly lower
+    step = 10 ** (1 / BLOCK_TUNING.per_decade)  # "one grid step below the scaled rule's"
+    assert sqrt.best_lr / none.best_lr == pytest.approx(step)
+    one = {rule: tuned[("adam", d_k, rule)].best_lr for rule in (NONE, SQRT)}
+    assert one[NONE] == pytest.approx(one[SQRT]), "in one head the two were the same"
+    assert clearly_above(sqrt.confirm_loss, inv.confirm_loss, factor=1.5)  # below two thirds
     for arm in (none, sqrt, inv):
         assert arm.fixed_loss is not None and len(arm.fixed_loss) == len(BLOCK_TUNING.sweep_seeds)
 
@@ -226,11 +233,12 @@ def test_the_learned_scale_falls_and_brakes_the_logits_instead_of_running_away(l
             assert clearly_above(fixed["final_loss"], r["final_loss"]), (optimizer, lr)
 
 
-def test_sgd_at_the_highest_rate_fixed_diverges_and_learned_scatters(learned):
+def test_sgd_at_the_highest_rate_fixed_fails_and_learned_scatters(learned):
     (low, high) = dict(STUDY.rates)["sgd"]
     assert clearly_above(learned[("sgd", low, False)]["final_loss"],
                          learned[("sgd", low, True)]["final_loss"])
-    assert learned[("sgd", high, False)]["diverged"].all()  # every fixed run
+    fixed = learned[("sgd", high, False)]
+    assert (fixed["diverged"] | (fixed["final_loss"] > CHANCE)).all()  # every fixed run failed
     spread = learned[("sgd", high, True)]["final_loss"]
     assert spread.max() / spread.min() > 3  # "scatter widely"
     assert learned[("sgd", high, True)]["scale_ratio"].min() < 0.1  # "collapsed in some"

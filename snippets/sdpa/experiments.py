@@ -14,9 +14,12 @@ fields; read them by field and by configuration, never by position or display la
     history.metrics.loss.shape        # (records, arms, lrs, seeds)
     history.arm(Arm(Scale.NONE), lr=1e-2).final().loss   # (seeds,) mean of the last records
 
-The recall experiment trains :class:`sdpa.models.RecallHead` on the associative-recall
-task of :mod:`sdpa.tasks`; its members share data and initial weights when they share a
-seed (a paired comparison), and differ in their arm and learning rate.
+The recall experiment trains :class:`sdpa.models.RecallHead` (or, with ``heads``, a
+:class:`sdpa.models.RecallBlock`) on the associative-recall task of :mod:`sdpa.tasks`; its
+members share data and initial weights when they share a seed (a paired comparison), and
+differ in their arm and learning rate. Experiments of one shape that differ only in
+optimiser, arms, learning rates and seeds can train as one ensemble, each with its own
+optimiser (:func:`run_recalls`): the same runs, in fewer and larger computations.
 """
 
 from __future__ import annotations
@@ -190,6 +193,11 @@ class RecallHistory:
             raise ValueError("this experiment has several learning rates: name one")
         a, i = self.experiment.arms.index(arm), lrs.index(lrs[0] if lr is None else lr)
         return self.metrics.map(lambda t: t[:, a, i])
+
+    def until(self, step: int) -> RecallHistory:
+        """The records up to ``step``: the same runs, read at an earlier step."""
+        keep = self.step <= step
+        return RecallHistory(self.experiment, self.step[keep], self.metrics.map(lambda t: t[keep]))
 
     def steps_to(self, values: torch.Tensor, threshold: float, below: bool = True) -> torch.Tensor:
         """The first recorded step at which ``values`` (records, ...) crosses ``threshold``.
@@ -652,14 +660,16 @@ class Tuning:
     spaced by 10^(1/per_decade) around its centre (the same at every d_k) on
     ``sweep_seeds``; the rate with the lowest mean final loss is its best, and is rerun on
     ``confirm_seeds``, seeds the choice never saw. All rules of one (optimiser, d_k) and
-    stage train as one ensemble. Everything else is the failure-modes ablation's setup, so
-    its fixed-rate runs sit beside the tuned ones point for point; with ``heads`` set, the
+    stage train as one ensemble. Everything else but ``steps`` is the failure-modes
+    ablation's setup, so its fixed-rate runs, read at the same step, sit beside the tuned
+    ones point for point; with ``heads`` set, the
     model is instead a :class:`sdpa.models.RecallBlock` of that many heads of d_k
     (d_model = heads x d_k), and the fixed rate's runs are the sweep's own, where its
     window holds the ablation's rate.
     """
 
     ablation: Ablation = Ablation()
+    steps: int = 150
     heads: int | None = None
     d_ks: tuple[int, ...] = (16, 64, 256)
     optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
@@ -690,7 +700,8 @@ class Tuning:
         return tuple(self.arm(optimizer, rule).lr * offset for offset in self.offsets)
 
     def _experiment(self, optimizer: Optimizer, d_k: int, **fields) -> RecallExperiment:
-        base = self.ablation.experiment(optimizer, 1.0, d_k)
+        base = dataclasses.replace(self.ablation.experiment(optimizer, 1.0, d_k),
+                                   steps=self.steps)
         if self.heads is not None:
             fields |= {"heads": self.heads, "d_model": self.heads * d_k}
         return dataclasses.replace(base, **fields)
@@ -729,7 +740,7 @@ class TunedArm:
     sweep_loss: torch.Tensor  # (lrs, sweep seeds) final loss, inf where a run diverged
     confirm_loss: torch.Tensor  # (confirm seeds,) final loss at best_lr, on fresh seeds
     fixed_lr: float  # the ablation's learning rate
-    fixed_loss: torch.Tensor | None  # (seeds,) final loss at fixed_lr (None: not run)
+    fixed_loss: torch.Tensor | None  # (seeds,) final loss at fixed_lr, same step (None: not run)
 
     @property
     def mean_loss(self) -> torch.Tensor:
@@ -786,9 +797,9 @@ def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], 
             fixed_lr = fixed_lrs[optimizer]
             for a, rule in enumerate(tuning.rules):
                 window, swept = tuning.window(optimizer, rule), losses[optimizer][rule]
-                if fixed_runs is not None:
-                    fixed = final_loss(fixed_runs[(optimizer, d_k)].arm(Arm(rule)), tuning.last,
-                                       chance)
+                if fixed_runs is not None:  # the ablation's runs, read at the same step
+                    fixed_run = fixed_runs[(optimizer, d_k)].until(tuning.steps)
+                    fixed = final_loss(fixed_run.arm(Arm(rule)), tuning.last, chance)
                 else:  # the sweep's own runs at the fixed rate, if it swept that rate
                     at = [i for i, lr in enumerate(window) if math.isclose(lr, fixed_lr)]
                     fixed = swept[at[0]] if at else None
@@ -811,10 +822,12 @@ class LearnedScaleStudy:
 
     The learned arm starts at c = 1/sqrt(d_k) and learns log c with the weights (same
     optimiser and rate, no weight decay or other regularisation). The ablation's setup at
-    one head dimension, fresh seeds; both arms of one optimiser train as one ensemble.
+    one head dimension and the tuning's number of steps, fresh seeds; both arms and both
+    optimisers train as one ensemble.
     """
 
     ablation: Ablation = Ablation()
+    steps: int = Tuning.steps
     d_k: int = 64
     rates: tuple[tuple[Optimizer, tuple[float, ...]], ...] = (
         ("adam", (10 ** (-5 / 3), 10 ** (-4 / 3))), ("sgd", (1.0, 10 ** (1 / 3))))
@@ -825,7 +838,7 @@ class LearnedScaleStudy:
     def experiment(self, optimizer: Optimizer) -> RecallExperiment:
         base = self.ablation.experiment(optimizer, 1.0, self.d_k)
         return dataclasses.replace(base, lrs=dict(self.rates)[optimizer], seeds=self.seeds,
-                                   arms=(self.fixed, self.learned))
+                                   arms=(self.fixed, self.learned), steps=self.steps)
 
     def experiments(self) -> tuple[RecallExperiment, ...]:
         """One experiment per optimiser, to train together with :func:`run_recalls`."""

@@ -75,7 +75,7 @@ print(
           logit(r), scale(r), f"{int(r['diverged'].sum())}/{n_seeds}")
          for r in sorted(result, key=lambda r: (r["optimizer"], r["lr"], r["learned"]))],
         align="lrrllrlr",
-        caption=f"One head, d_k = {STUDY.d_k}, {STUDY.ablation.steps} steps, {n_seeds} seeds per "
+        caption=f"One head, d_k = {STUDY.d_k}, {STUDY.steps} steps, {n_seeds} seeds per "
         "row. × best rate: the learning rate over the 1/√d_k rule's tuned best (table above). "
         "Final loss: mean ± std over the runs that did not diverge; largest logit: the largest "
         "|softmax input| over training, median over the runs that did not diverge; diverged: "

@@ -1,10 +1,10 @@
 """Final loss against learning rate: every scale rule tuned at every d_k, Adam and SGD.
 
-The recall task and one-head model of the failure-modes ablation (same shapes, same 200
-steps), but each rule sweeps its own window of learning rates on two seeds
+The recall task and one-head model of the failure-modes ablation (same shapes, 150 of its
+200 steps), but each rule sweeps its own window of learning rates on two seeds
 (``sdpa.experiments.run_tuning``, memoised: the table and the transfer figure reuse it).
 The best rate of each rule is then rerun on five fresh seeds. The ablation's fixed-rate
-result is drawn beside it as an open marker.
+result, read at the same step, is drawn beside it as an open marker.
 """
 
 import math
@@ -26,12 +26,12 @@ spacing = 10 ** (1 / TUNING.per_decade)
 figure = sdpa.Figure(
     "tuning-sweeps",
     caption=f"Final loss (mean of the last {TUNING.last} recorded batches of "
-    f"{TUNING.ablation.steps} steps) against learning rate. Top row Adam, bottom row plain "
+    f"{TUNING.steps} steps) against learning rate. Top row Adam, bottom row plain "
     f"SGD; columns are head dimensions. Lines: mean over {n_sweep} sweep seeds, band: their "
     f"range, rates spaced by ×{spacing:.2f}; a run that diverged or ends above {CEILING:g} is "
     f"drawn at {CEILING:g}. Filled marker with bar: the best rate rerun on {n_confirm} fresh "
     f"seeds, mean and range. Open marker: the failure-modes ablation at its one fixed rate, "
-    f"mean of {n_fixed} seeds. Dotted: chance, ln {n_values}.",
+    f"read at the same step, mean of {n_fixed} seeds. Dotted: chance, ln {n_values}.",
     alt="Six panels of U-shaped curves of final loss against learning rate on log axes, one "
     "curve per scale rule. The unscaled rule's minimum is higher than the scaled rules' in "
     "every panel; with SGD its open fixed-rate marker sits far to the right of its curve.",

@@ -2,7 +2,8 @@
 
 The same runs as the sweep figure (``sdpa.experiments.run_tuning``, memoised). The tuned
 loss is measured on five fresh seeds at the rate the sweep seeds chose; the fixed-rate
-loss is the failure-modes ablation's (Adam 0.01, SGD 1), unit initialisation.
+loss is the failure-modes ablation's (Adam 0.01, SGD 1), unit initialisation, read at the
+same step.
 """
 
 import sdpa
@@ -42,7 +43,8 @@ print(
         align="lrlllrlr",
         caption=f"Tuned loss: {n_confirm} fresh seeds at the best rate of "
         f"{len(TUNING.sweep_seeds)} sweep seeds; fixed-rate loss: the failure-modes ablation, "
-        f"{n_fixed} seeds. Final loss is the mean of the last {TUNING.last} recorded batches of "
-        f"{TUNING.ablation.steps} steps (each a fresh batch of {TUNING.ablation.batch} sequences).",
+        f"{n_fixed} seeds, read at the same step. Final loss is the mean of the last "
+        f"{TUNING.last} recorded batches of {TUNING.steps} steps (each a fresh batch of "
+        f"{TUNING.ablation.batch} sequences).",
     )
 )

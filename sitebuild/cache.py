@@ -2,11 +2,12 @@
 
 A snippet's key hashes everything its output can depend on: its own source, the source
 of every module under ``snippets/`` that it imports (followed transitively through the
-import statements), the options it runs under (the runner passes the file name its
-traceback names), and the torch version, Python version, device and seed offset. The
-entry keeps what the snippet printed; the page around it is made anew by every build.
-Edit a shared helper and every snippet that imports it gets a new key; edit prose only
-and every key stays the same.
+import statements), the options it runs under, and the torch version, Python version,
+device and seed offset. The runner keeps two entries per fence: its HTML, keyed with the
+fence's markdown-exec options, and what the snippet printed, keyed with its file name
+(what the workers' plan can know before the page is read, and what a fence with other
+options shows without running). Edit a shared helper and every snippet that imports it
+gets new keys; edit prose only and every key stays the same.
 
 ``mkdocs serve`` reads and writes the cache by default; ``mkdocs build`` regenerates
 every figure unless the builder sets ``SDPA_CACHE=1``; ``SDPA_CACHE=0`` turns it off

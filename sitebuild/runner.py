@@ -178,31 +178,41 @@ class SnippetRunner:
             if path is None:
                 continue  # the page fails on its missing include
             filename, code = fence.titles[0], path.read_text(encoding="utf-8")
-            key = self._cache_key(filename, code)
+            key = self._cache_key(code, {"printed": filename})
             if key is None or cache.load(key) is None:
                 found.append((filename, code))
         return found
 
-    def _cache_key(self, filename: str, code: str) -> str | None:
+    def _cache_key(self, code: str, options: dict) -> str | None:
+        """With the cache on, the key of a fence's HTML (its options) or of what it printed
+        (``{"printed": filename}``); the workers' plan can only know the second."""
         if not self.cached:
             return None
         from sdpa.runtime import device  # imports torch: only when the cache is on
 
-        return cache.snippet_key(code, {"title": filename}, self.bases, str(device()), self.key_memo)
+        return cache.snippet_key(code, options, self.bases, str(device()), self.key_memo)
 
     # ---- each fence, as its page renders ----------------------------------------------
 
     def format_fence(self, source: str, language: str, css_class: str, options: dict, md, **kwargs) -> str:
         """superfences' formatter for python fences: what the snippet printed, in tabs."""
         snippet = markdown_exec_adapter.title(options) or f"a code block in docs/{self.page}"
+        key = self._cache_key(source, options)
+        entry = cache.load(key) if key else None
+        if entry is not None:  # the fence's HTML as the last build made it
+            self.report.add(self.page, snippet, entry["html"], entry["seconds"], cached=True)
+            return entry["html"]
+        failures = len(self.failures)
         output = markdown_exec_adapter.render(source, options, md, self._run)
         seconds, where = self._last
         self.report.add(self.page, snippet, output, seconds, cached=where == "cache", worker=where == "worker")
+        if key and len(self.failures) == failures:
+            cache.store(key, {"snippet": snippet, "html": str(output), "seconds": seconds})
         return output
 
     def _run(self, code: str, filename: str) -> str:
         filename = filename or f"<a code block in docs/{self.page}>"
-        key = self._cache_key(filename, code)
+        key = self._cache_key(code, {"printed": filename})
         entry = cache.load(key) if key else None
         if entry is not None:
             outcome, where = Outcome(entry["output"], None, entry["seconds"]), "cache"

@@ -79,7 +79,7 @@ def test_tuned_unscaled_rule_still_ends_clearly_higher(tuned, optimizer):
 def test_sgd_unscaled_fails_at_the_fixed_rate_and_learns_when_tuned(tuned):
     for d_k in D_KS:
         arm = tuned[("sgd", d_k, NONE)]
-        assert abs(arm.fixed_loss.mean().item() - CHANCE) < 0.7  # "within 0.7 nats of chance"
+        assert abs(arm.fixed_loss.mean().item() - CHANCE) < 1  # "within a nat of chance"
         assert arm.best_lr <= arm.fixed_lr / 4  # "at least four times lower"
         confirm = arm.confirm_loss
         assert confirm.mean().item() + 2 * se(confirm) < CHANCE - 1  # learns: a nat below chance
@@ -153,7 +153,7 @@ def test_in_the_block_no_factor_barely_learns_and_1_over_dk_beats_1_over_sqrt(bl
     assert one[NONE] == pytest.approx(one[SQRT]), "in one head the two were the same"
     assert clearly_above(sqrt.confirm_loss, inv.confirm_loss, factor=1.5)  # below two thirds
     for arm in (none, sqrt, inv):
-        assert arm.fixed_loss is not None and len(arm.fixed_loss) == len(BLOCK_TUNING.sweep_seeds)
+        assert len(arm.fixed_loss) == len(BLOCK_TUNING.sweep_seeds)
 
 
 # ---------------------------------------------------------------- transfer across d_k

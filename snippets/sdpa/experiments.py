@@ -194,11 +194,6 @@ class RecallHistory:
         a, i = self.experiment.arms.index(arm), lrs.index(lrs[0] if lr is None else lr)
         return self.metrics.map(lambda t: t[:, a, i])
 
-    def until(self, step: int) -> RecallHistory:
-        """The records up to ``step``: the same runs, read at an earlier step."""
-        keep = self.step <= step
-        return RecallHistory(self.experiment, self.step[keep], self.metrics.map(lambda t: t[keep]))
-
     def steps_to(self, values: torch.Tensor, threshold: float, below: bool = True) -> torch.Tensor:
         """The first recorded step at which ``values`` (records, ...) crosses ``threshold``.
 
@@ -659,13 +654,12 @@ class Tuning:
     For every (optimiser, d_k), each rule sweeps a window of ``points`` learning rates
     spaced by 10^(1/per_decade) around its centre (the same at every d_k) on
     ``sweep_seeds``; the rate with the lowest mean final loss is its best, and is rerun on
-    ``confirm_seeds``, seeds the choice never saw. All rules of one (optimiser, d_k) and
-    stage train as one ensemble. Everything else but ``steps`` is the failure-modes
-    ablation's setup, so its fixed-rate runs, read at the same step, sit beside the tuned
-    ones point for point; with ``heads`` set, the
-    model is instead a :class:`sdpa.models.RecallBlock` of that many heads of d_k
-    (d_model = heads x d_k), and the fixed rate's runs are the sweep's own, where its
-    window holds the ablation's rate.
+    ``confirm_seeds``, seeds the choice never saw. Every window holds the failure-modes
+    ablation's fixed rate, so the sweep's own runs there are the fixed-rate comparison.
+    Everything else but ``steps`` is the ablation's setup. All rules and optimisers of one
+    d_k and stage train as one ensemble.
+    With ``heads`` set, the model is a :class:`sdpa.models.RecallBlock` of that many heads
+    of d_k (d_model = heads x d_k).
     """
 
     ablation: Ablation = Ablation()
@@ -679,7 +673,7 @@ class Tuning:
     #: (optimiser, rule, k): the window's centre is 10^(k / per_decade)
     centres: tuple[tuple[Optimizer, Scale, int], ...] = (
         ("adam", Scale.NONE, -7), ("adam", Scale.INV_SQRT, -7), ("adam", Scale.INV, -6),
-        ("sgd", Scale.NONE, -3), ("sgd", Scale.INV_SQRT, -1), ("sgd", Scale.INV, 0),
+        ("sgd", Scale.NONE, -2), ("sgd", Scale.INV_SQRT, -1), ("sgd", Scale.INV, 0),
     )
     sweep_seeds: tuple[int, ...] = (0, 1)
     confirm_seeds: tuple[int, ...] = (2, 3, 4, 5, 6)
@@ -740,7 +734,7 @@ class TunedArm:
     sweep_loss: torch.Tensor  # (lrs, sweep seeds) final loss, inf where a run diverged
     confirm_loss: torch.Tensor  # (confirm seeds,) final loss at best_lr, on fresh seeds
     fixed_lr: float  # the ablation's learning rate
-    fixed_loss: torch.Tensor | None  # (seeds,) final loss at fixed_lr, same step (None: not run)
+    fixed_loss: torch.Tensor  # (sweep seeds,) the sweep's final loss at fixed_lr
 
     @property
     def mean_loss(self) -> torch.Tensor:
@@ -778,7 +772,6 @@ class TunedArm:
 def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], TunedArm]:
     """Sweep, choose and confirm every rule at every (optimiser, d_k); memoised. The
     optimisers of one d_k and stage train as one ensemble."""
-    fixed_runs = run_ablation(tuning.ablation) if tuning.heads is None else None
     fixed_lrs = dict(tuning.ablation.optimizers)
     out = {}
     for d_k in tuning.d_ks:
@@ -797,15 +790,10 @@ def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], 
             fixed_lr = fixed_lrs[optimizer]
             for a, rule in enumerate(tuning.rules):
                 window, swept = tuning.window(optimizer, rule), losses[optimizer][rule]
-                if fixed_runs is not None:  # the ablation's runs, read at the same step
-                    fixed_run = fixed_runs[(optimizer, d_k)].until(tuning.steps)
-                    fixed = final_loss(fixed_run.arm(Arm(rule)), tuning.last, chance)
-                else:  # the sweep's own runs at the fixed rate, if it swept that rate
-                    at = [i for i, lr in enumerate(window) if math.isclose(lr, fixed_lr)]
-                    fixed = swept[at[0]] if at else None
+                (at,) = [i for i, lr in enumerate(window) if math.isclose(lr, fixed_lr)]
                 out[(optimizer, d_k, rule)] = TunedArm(
                     optimizer=optimizer, d_k=d_k, rule=rule, lrs=window, sweep_loss=swept,
-                    confirm_loss=confirmed[a], fixed_lr=fixed_lr, fixed_loss=fixed,
+                    confirm_loss=confirmed[a], fixed_lr=fixed_lr, fixed_loss=swept[at],
                 )
     return {key: out[key] for key in sorted(out, key=lambda k: (
         tuning.optimizers.index(k[0]), tuning.d_ks.index(k[1]), tuning.rules.index(k[2])))}
@@ -850,7 +838,8 @@ def draw_tuning(ax, arms: list[TunedArm], ceiling: float, chance: float) -> None
 
     Per arm: the sweep's mean over seeds (line) and range (band), runs above ``ceiling``
     (or diverged) drawn at it; the confirmation at the best rate (filled marker, mean and
-    range); the fixed rate's mean (open marker), where it was run. A dotted line at chance.
+    range); the sweep's mean at the ablation's fixed rate (open marker). A dotted line at
+    chance.
     """
     from sdpa.figures import INK, PALETTE
 
@@ -864,8 +853,7 @@ def draw_tuning(ax, arms: list[TunedArm], ceiling: float, chance: float) -> None
         bar = [[mean - confirm.min().item()], [confirm.max().item() - mean]]
         ax.errorbar([arm.best_lr], [mean], yerr=bar, fmt="o", color=color, ms=5, capsize=2,
                     label=f"{rule}: best rate, {len(confirm)} fresh seeds")
-        if arm.fixed_loss is not None:
-            ax.plot([arm.fixed_lr], [min(arm.fixed_loss.mean().item(), ceiling)], "o",
-                    mfc="none", color=color, ms=7, label=f"{rule}: fixed rate")
+        ax.plot([arm.fixed_lr], [min(arm.fixed_loss.mean().item(), ceiling)], "o", mfc="none",
+                color=color, ms=7, label=f"{rule}: fixed rate")
     ax.axhline(chance, color=INK, ls=":", lw=1, label="chance")
     ax.set(xscale="log", yscale="log")

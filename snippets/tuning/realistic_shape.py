@@ -37,15 +37,15 @@ print(
         ["scaling", "block: best rate", "block: tuned loss, mean ± std (min–max)",
          "block: loss at the fixed rate 0.01", "one head: best rate", "one head: tuned loss"],
         [(b.rule.label, f"{b.best_lr:.3g}", spread(b.confirm_loss),
-          "—" if b.fixed_loss is None else f"{b.fixed_loss.mean().item():.3f}",
+          f"{b.fixed_loss.mean().item():.3f}",
           f"{o.best_lr:.3g}", spread(o.confirm_loss))
          for b, o in zip(result["block"], result["one_head"])],
         align="llllll",
         caption=f"Adam, d_k = {d_k}. Block: {heads} heads, d_model = {heads * d_k}, residual "
         f"stream and LayerNorm; one head: d_model = {ONE_HEAD.ablation.d_model}. Tuned loss on "
         f"{len(BLOCK_TUNING.confirm_seeds)} fresh seeds at the best of "
-        f"{BLOCK_TUNING.points} rates (2 sweep seeds); the fixed-rate column is the block's "
-        "sweep at the ablation's rate, mean of the 2 sweep seeds.",
+        f"{BLOCK_TUNING.points} rates ({len(BLOCK_TUNING.sweep_seeds)} sweep seeds); the "
+        "fixed-rate column: the block's sweep at the ablation's rate, mean of its seeds.",
     )
 )
 

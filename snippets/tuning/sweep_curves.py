@@ -3,8 +3,8 @@
 The recall task and one-head model of the failure-modes ablation (same shapes, 150 of its
 200 steps), but each rule sweeps its own window of learning rates on two seeds
 (``sdpa.experiments.run_tuning``, memoised: the table and the transfer figure reuse it).
-The best rate of each rule is then rerun on five fresh seeds. The ablation's fixed-rate
-result, read at the same step, is drawn beside it as an open marker.
+The best rate of each rule is then rerun on five fresh seeds. Every window holds the
+ablation's fixed rate, marked by an open circle.
 """
 
 import math
@@ -19,7 +19,6 @@ CEILING = 10.0  # a run above this (or diverged) is drawn here
 
 result = run_tuning(TUNING)  # {(optimiser, d_k, rule): TunedArm}
 n_sweep, n_confirm = len(TUNING.sweep_seeds), len(TUNING.confirm_seeds)
-n_fixed = len(TUNING.ablation.seeds)
 n_values = TUNING.sweep("adam", TUNING.d_ks[0]).n_values
 spacing = 10 ** (1 / TUNING.per_decade)
 
@@ -30,8 +29,8 @@ figure = sdpa.Figure(
     f"SGD; columns are head dimensions. Lines: mean over {n_sweep} sweep seeds, band: their "
     f"range, rates spaced by ×{spacing:.2f}; a run that diverged or ends above {CEILING:g} is "
     f"drawn at {CEILING:g}. Filled marker with bar: the best rate rerun on {n_confirm} fresh "
-    f"seeds, mean and range. Open marker: the failure-modes ablation at its one fixed rate, "
-    f"read at the same step, mean of {n_fixed} seeds. Dotted: chance, ln {n_values}.",
+    f"seeds, mean and range. Open marker: the failure-modes ablation's fixed rate (a point of "
+    f"the sweep), mean. Dotted: chance, ln {n_values}.",
     alt="Six panels of U-shaped curves of final loss against learning rate on log axes, one "
     "curve per scale rule. The unscaled rule's minimum is higher than the scaled rules' in "
     "every panel; with SGD its open fixed-rate marker sits far to the right of its curve.",

@@ -16,10 +16,9 @@ build, so the site is byte for byte the same.
   travels). Each worker takes the MkDocs process's environment as the pool starts, so
   ``sdpa.runtime`` gives it the same device, thread count and seed offset; it imports
   the snippets' library itself, so ``mkdocs serve`` workers see every edit.
-* The order comes from the seconds each page and notebook took in the last build from
-  this checkout (``.cache/schedule.json``, written by every build; it orders the work
-  and nothing else). Pages it does not know start first: notebooks, then pages with
-  more snippets.
+* The slowest jobs start first (:func:`start_order`): slowest by the seconds each page
+  and notebook took in the last build from this checkout (``.cache/schedule.json``,
+  written by every build; it orders the work and nothing else).
 """
 
 from __future__ import annotations
@@ -99,11 +98,10 @@ def remember_seconds(seconds: dict[str, float]) -> None:
     tmp.replace(SCHEDULE)
 
 
-def slowest_first(jobs: dict[str, int]) -> list[str]:
+def start_order(jobs: dict[str, int]) -> list[str]:
     """Pages (each mapped to its number of snippets; 0 for a notebook), slowest first.
 
-    Pages the last build did not time come first (a new page may be slow): notebooks,
-    then the pages with more snippets."""
+    Slowest in the last build; pages it did not time come first (a new page may be slow):
+    notebooks, then the pages with more snippets."""
     seconds = last_seconds()
-    return sorted(jobs, key=lambda page: (page in seconds, -seconds.get(page, 0),
-                                          jobs[page] > 0, -jobs[page], page))
+    return sorted(jobs, key=lambda page: (page in seconds, -seconds.get(page, 0), jobs[page] > 0, -jobs[page]))

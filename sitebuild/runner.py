@@ -152,20 +152,22 @@ class SnippetRunner:
 
         With ``SDPA_JOBS=1``, or fewer than two jobs, nothing is submitted: each fence
         runs here when its page renders."""
-        pages = {file.src_uri: self._fences(file.content_string)
-                 for file in files.documentation_pages() if file.src_uri.endswith(".md")}
-        pages = {page: fences for page, fences in pages.items() if fences}
         notebooks = notebook.plan(config)
+        pages: dict[str, list[tuple[str, str]]] = {}
+        for file in files.documentation_pages():
+            if file.src_uri in notebooks:
+                pages[file.src_uri] = []
+            elif file.src_uri.endswith(".md") and (fences := self._fences(file.content_string)):
+                pages[file.src_uri] = fences
         size = pool.workers()
-        if size == 1 or len(pages) + len(notebooks) < 2:
+        if size == 1 or len(pages) < 2:
             return
         self.pool = pool.Pool(size)
-        sizes = {**{page: len(fences) for page, fences in pages.items()}, **dict.fromkeys(notebooks, 0)}
-        for page in pool.slowest_first(sizes):
-            if page in pages:
-                self.jobs[page] = PageJob(pages[page], self.pool.submit(run_page, pages[page]))
-            else:
+        for page in pool.start_order({page: len(fences) for page, fences in pages.items()}):
+            if page in notebooks:
                 notebook.run_ahead(notebooks[page], self.pool.submit(notebook.to_html, *notebooks[page]))
+            else:
+                self.jobs[page] = PageJob(pages[page], self.pool.submit(run_page, pages[page]))
 
     def _fences(self, markdown: str) -> list[tuple[str, str]]:
         """``(filename, code)`` of each fence of a page that runs one whole file, not cached."""

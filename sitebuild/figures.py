@@ -21,6 +21,8 @@ It works on the page's HTML alone, so cached or parallel snippet runs need nothi
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 from pathlib import Path
 
@@ -32,6 +34,18 @@ DATA = re.compile(r'\s*<script\b[^>]*\bclass="sdpa-figure-data"[^>]*>\n(?P<csv>.
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 EXPLORABLE_CAPTION = re.compile(r'(<figure class="sdpa-explorable"[^>]*>.*?)(<figcaption>.*?</figcaption>)', re.S)
 FOLDER = "figures"
+LIBRARY_FIGURES = Path(__file__).resolve().parents[1] / "snippets" / "sdpa" / "figures.py"
+
+
+@functools.cache
+def colours() -> tuple[str, list[str]]:
+    """``sdpa.figures.INK`` and ``PALETTE``, read from the module's source: importing the
+    library would bring torch and matplotlib into the MkDocs process, which in a parallel
+    build runs no snippet and needs neither."""
+    found = {target.id: ast.literal_eval(node.value)
+             for node in ast.parse(LIBRARY_FIGURES.read_text()).body if isinstance(node, ast.Assign)
+             for target in node.targets if isinstance(target, ast.Name) and target.id in ("INK", "PALETTE")}
+    return found["INK"], found["PALETTE"]
 
 
 def on_page_content(html: str, page, config, files) -> str:
@@ -84,9 +98,8 @@ def _standalone(svg: str) -> str:
 
 def themed(svg: str, prefix: str) -> str:
     """An SVG as matplotlib wrote it (under ``sdpa.figures.STYLE``), made to follow the page."""
-    from sdpa.figures import INK, PALETTE
-
-    index = {colour.lower(): i for i, colour in enumerate(PALETTE)}
+    ink, shades = colours()
+    index = {colour.lower(): i for i, colour in enumerate(shades)}
 
     def palette(style: re.Match) -> str:
         def swap(colour: re.Match) -> str:
@@ -96,7 +109,7 @@ def themed(svg: str, prefix: str) -> str:
         return re.sub(r"#[0-9a-fA-F]{6}\b", swap, style.group(0))
 
     svg = re.sub(r"<style type=\"text/css\">.*?</style>\s*", "", svg, flags=re.S)  # site.css has it
-    svg = svg.replace(INK, "currentColor")
+    svg = svg.replace(ink, "currentColor")
     svg = re.sub(r'style="[^"]*"', palette, svg)
     # Lighter: no indentation, no no-op rotation, and text takes its font and its colour
     # from site.css (the page's text colour) unless it has a colour of its own.

@@ -21,12 +21,9 @@ class BuildReport:
         self.snippets: list[dict] = []
         self.notebooks: list[dict] = []
 
-    def add(self, page: str, snippet: str, output: str, seconds: float, *, cached: bool,
-            worker: bool = False) -> None:
-        import torch
-
-        from sdpa.runtime import device
-
+    def add(self, page: str, snippet: str, output: str, seconds: float, runtime: tuple[str, str], *,
+            cached: bool, worker: bool = False) -> None:
+        """``runtime``: the device the snippet ran on and the torch version."""
         self.snippets.append({
             "page": page,
             "snippet": snippet,
@@ -35,8 +32,8 @@ class BuildReport:
             "seconds": seconds,
             "cached": cached,
             "worker": worker,
-            "device": str(device()),
-            "torch": torch.__version__,
+            "device": runtime[0],
+            "torch": runtime[1],
         })
 
     def add_notebook(self, page: str, seconds: float, *, worker: bool) -> None:

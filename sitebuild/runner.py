@@ -76,6 +76,17 @@ class Outcome:
     output: str
     failure: SnippetFailure | None
     seconds: float
+    runtime: tuple[str, str]  # the device and the torch version it ran with
+
+
+def runtime() -> tuple[str, str]:
+    """The device snippets run on here and the torch version (imports the library: a
+    parallel build's MkDocs process, whose snippets all run in workers, never does)."""
+    import torch
+
+    from sdpa.runtime import device
+
+    return str(device()), str(torch.__version__)  # a plain str: unpickling it needs no torch
 
 
 def run(code: str, filename: str) -> Outcome:
@@ -85,7 +96,7 @@ def run(code: str, filename: str) -> Outcome:
         output, failure = execute(code, filename), None
     except SnippetError as error:
         output, failure = "", error.failure
-    return Outcome(output, failure, round(time.perf_counter() - start, 3))
+    return Outcome(output, failure, round(time.perf_counter() - start, 3), runtime())
 
 
 def run_page(fences: list[tuple[str, str]]) -> list[Outcome]:
@@ -132,7 +143,8 @@ class SnippetRunner:
         self.report = BuildReport()
         self.pool: pool.Pool | None = None
         self.jobs: dict[str, PageJob] = {}
-        self._last: tuple[float, str] = (0.0, "here")  # the last fence's seconds and where it ran
+        self._last: Outcome | None = None  # the last fence's run
+        self._where = "here"  # and where it ran
         for base in reversed(self.bases):  # snippets import the library as `sdpa`
             if str(base) not in sys.path:
                 sys.path.insert(0, str(base))
@@ -202,14 +214,15 @@ class SnippetRunner:
         key = self._cache_key(source, options)
         entry = cache.load(key) if key else None
         if entry is not None:  # the fence's HTML as the last build made it
-            self.report.add(self.page, snippet, entry["html"], entry["seconds"], cached=True)
+            self.report.add(self.page, snippet, entry["html"], entry["seconds"], runtime(), cached=True)
             return entry["html"]
         failures = len(self.failures)
         output = markdown_exec_adapter.render(source, options, md, self._run)
-        seconds, where = self._last
-        self.report.add(self.page, snippet, output, seconds, cached=where == "cache", worker=where == "worker")
+        last, where = self._last, self._where
+        self.report.add(self.page, snippet, output, last.seconds, last.runtime, cached=where == "cache",
+                        worker=where == "worker")
         if key and len(self.failures) == failures:
-            cache.store(key, {"snippet": snippet, "html": str(output), "seconds": seconds})
+            cache.store(key, {"snippet": snippet, "html": str(output), "seconds": last.seconds})
         return output
 
     def _run(self, code: str, filename: str) -> str:
@@ -217,7 +230,7 @@ class SnippetRunner:
         key = self._cache_key(code, {"printed": filename})
         entry = cache.load(key) if key else None
         if entry is not None:
-            outcome, where = Outcome(entry["output"], None, entry["seconds"]), "cache"
+            outcome, where = Outcome(entry["output"], None, entry["seconds"], runtime()), "cache"
         else:
             job = self.jobs.get(self.page)
             outcome, where = (job.take(filename, code) if job else None), "worker"
@@ -225,7 +238,7 @@ class SnippetRunner:
                 outcome, where = run(code, filename), "here"
             if key and outcome.failure is None:
                 cache.store(key, {"snippet": filename, "output": outcome.output, "seconds": outcome.seconds})
-        self._last = (outcome.seconds, where)
+        self._last, self._where = outcome, where
         if outcome.failure is not None:
             self.failures.append(outcome.failure)
             return f"<pre><code>{html.escape(outcome.failure.traceback)}</code></pre>\n"

@@ -14,7 +14,7 @@ import pytest
 
 import sdpa
 from sdpa.figures import CSV_COLUMNS
-from sitebuild.figures import themed
+from sitebuild.figures import colours, themed
 
 FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-([a-z0-9-]+)">(.*?)</figure>', re.S)
 
@@ -126,3 +126,7 @@ def test_every_figure_links_its_svg_and_csv(built_site):
 def test_the_built_csv_is_the_snippets_csv(built_site, run_snippet):
     run = run_snippet("derivation/gap_ratio.py")
     assert (built_site / "derivation" / "figures" / "gap-growth.csv").read_text() == run.namespace["figure"].csv
+
+
+def test_the_build_reads_the_library_colours_without_importing_it():
+    assert colours() == (sdpa.figures.INK, sdpa.figures.PALETTE)

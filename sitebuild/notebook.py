@@ -96,22 +96,29 @@ def library_cell(source: str, bases: list[Path]) -> str:
     return LIBRARY_CELL.format(library="{" + entries + "\n}")
 
 
-def write_downloads(config, bases: list[Path]) -> None:
-    """Beside each notebook page written as a Jupytext script, put the same notebook as
-    ``.ipynb`` (a first cell carrying its library, cells numbered in order, outputs empty)."""
+def download(path: Path, bases: list[Path]):
+    """The notebook page ``path`` (a Jupytext script) as readers download it: a first cell
+    carrying its library, cells numbered in order, outputs empty."""
     import jupytext
     import nbformat
 
+    notebook = jupytext.read(path)
+    cell = nbformat.v4.new_code_cell(library_cell(path.read_text(), bases))
+    cell.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab shows it folded
+    notebook.cells.insert(0, cell)
+    for number, cell in enumerate(notebook.cells, start=1):
+        cell["id"] = f"cell-{number}"
+    return notebook
+
+
+def write_downloads(config, bases: list[Path]) -> None:
+    """Beside each notebook page written as a Jupytext script, put its :func:`download` as ``.ipynb``."""
+    import jupytext
+
     for path in _notebook_scripts(config):
-        notebook = jupytext.read(path)
-        cell = nbformat.v4.new_code_cell(library_cell(path.read_text(), bases))
-        cell.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab shows it folded
-        notebook.cells.insert(0, cell)
-        for number, cell in enumerate(notebook.cells, start=1):
-            cell["id"] = f"cell-{number}"
         target = Path(config.site_dir) / path.stem / f"{path.stem}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        jupytext.write(notebook, target, fmt="ipynb")
+        jupytext.write(download(path, bases), target, fmt="ipynb")
 
 
 # ---- executing the notebook: timed, and run ahead in a worker -------------------------

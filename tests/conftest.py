@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,8 +139,35 @@ def network_can_be_cut() -> bool:
         return False
 
 
+#: (fixture, start): ``start(site)`` runs as soon as the session's site is built, when a
+#: selected test uses ``fixture`` (``tests/test_browser.py`` starts its page visits there,
+#: in a thread, so they overlap the other tests).
+_WHEN_BUILT: list[tuple[str, Callable[[Path], None]]] = []
+_SELECTED_FIXTURES = pytest.StashKey[set]()
+
+
+def when_site_is_built(fixture: str, start: Callable[[Path], None]) -> None:
+    _WHEN_BUILT.append((fixture, start))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that wait for the visits' thread run last: the others run while it works."""
+    items.sort(key=lambda item: "visit" in getattr(item, "fixturenames", ()))
+
+
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
+def built_site(tmp_path_factory, pytestconfig) -> Path:
+    """The whole site, built once per test session into a temporary folder (see
+    :func:`_build_site`); then every start registered with :func:`when_site_is_built`."""
+    site = _build_site(tmp_path_factory)
+    wanted = pytestconfig.stash.get(_SELECTED_FIXTURES, set())
+    for fixture, start in _WHEN_BUILT:
+        if fixture in wanted:
+            start(site)
+    return site
+
+
+def _build_site(tmp_path_factory) -> Path:
     """The whole site, built once per test session into a temporary folder.
 
     The build runs in this process, through MkDocs' own API, with ``SDPA_JOBS=1`` (every
@@ -203,7 +231,9 @@ class Build:
 def pytest_collection_finish(session):
     """Start the parallel build now if a selected test reads it: it runs in its own
     processes while the tests here run."""
-    if not any("parallel_site" in item.fixturenames for item in session.items):
+    selected = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    session.config.stash[_SELECTED_FIXTURES] = selected
+    if "parallel_site" not in selected:
         return
     site = Path(tempfile.mkdtemp(prefix="sdpa-parallel-site-"))
     offline = network_can_be_cut()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -22,7 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from browser_support import SCHEMES, built_pages, chromium_path, launch, nav_pages, page_file, page_url, serve
-from conftest import DOCS
+from conftest import DOCS, when_site_is_built
 
 PAGES = nav_pages()
 MAX_PAGE_BYTES = 1_000_000
@@ -82,14 +83,21 @@ def test_the_browser_tests_cover_every_built_page(built_site):
 
 
 @pytest.fixture(scope="session")
-def browser():
+def browser_available() -> None:
+    """Skip (fail under CI) where Chromium, Playwright or axe-core is missing."""
     if chromium_path() is None:
         _unavailable("Chromium not found at /usr/bin/chromium: `apt-get install -y chromium` (Debian)")
     try:
         import axe_playwright_python  # noqa: F401  (axe-core, used by the visits)
-        from playwright.sync_api import sync_playwright
+        import playwright  # noqa: F401
     except ImportError as missing:
         _unavailable(f"{missing.name} is not installed: pip install -r requirements.txt")
+
+
+@pytest.fixture(scope="session")
+def browser(browser_available):
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
         browser = launch(playwright)
         yield browser
@@ -112,6 +120,7 @@ class Visit:
     foreign_requests: list[str] = field(default_factory=list)
     figures: list[dict] = field(default_factory=list)
     math: dict = field(default_factory=dict)
+    code: dict = field(default_factory=dict)
     axe: list[dict] = field(default_factory=list)
     overflow: dict = field(default_factory=dict)
 
@@ -207,6 +216,26 @@ PROBE_JS = """
     return out;
   });
   })();
+  // Code: axe's colour-contrast rule leaves code blocks out (their thousands of token spans
+  // cost it seconds a page), so every token colour shown is checked here, on its block's
+  // background (one check per token class and block: a class has one colour).
+  const code = (() => {
+    let worst = {contrast: 99};
+    for (const block of document.querySelectorAll('.highlight code')) {
+      if (!block.checkVisibility()) continue;
+      const bg = background(block), seen = new Set();
+      for (const el of [block, ...block.querySelectorAll('span')]) {
+        const key = el === block ? '' : el.className;
+        if (seen.has(key) || !el.textContent.trim()) continue;
+        seen.add(key);
+        const ratio = contrast(rgba(getComputedStyle(el).color), bg);
+        if (ratio < worst.contrast) {
+          worst = {contrast: ratio, token: key || 'code', colour: getComputedStyle(el).color, background: bg};
+        }
+      }
+    }
+    return worst;
+  })();
   const math = (() => {
   const article = document.querySelector('article') || document.body;
   const copy = article.cloneNode(true);
@@ -225,7 +254,7 @@ PROBE_JS = """
     raw_tex: tex.slice(0, 5),
   };
   })();
-  return {figures, math};
+  return {figures, math, code};
 }
 """
 
@@ -264,12 +293,16 @@ def _open(browser, base: str, source: str, scheme: str, viewport: dict):
     return context, page, visit
 
 
-#: axe-core runs on the whole page but MathML and the figures' SVG: its colour-contrast
-#: rule costs seconds per page on their many small elements, and PROBE_JS checks both
-#: itself (``math_contrast``; figure text, axes, data lines and text alternative).
+#: axe-core runs on the whole page but MathML, the figures' SVG and code blocks: its
+#: colour-contrast rule costs seconds per page on their many small elements, and PROBE_JS
+#: checks all three itself (``math_contrast``; figure text, axes, data lines and text
+#: alternative; every token colour of the code shown). Code blocks then get every other
+#: rule in a second, quick run (:data:`AXE_CODE`).
 #: Hidden tab panels (the source tab of each snippet) are skipped too: axe ignores hidden
 #: content anyway, but finding that out costs seconds on their thousands of code tokens.
-AXE_CONTEXT = {"exclude": [["math"], ["figure.sdpa-figure svg"], ["[data-axe-hidden]"]]}
+AXE_CONTEXT = {"exclude": [["math"], ["figure.sdpa-figure svg"], [".highlight code"], ["[data-axe-hidden]"]]}
+AXE_CODE = ({"include": [[".highlight code"]], "exclude": [["[data-axe-hidden]"]]},
+            {"resultTypes": ["violations"], "rules": {"color-contrast": {"enabled": False}}})
 MARK_HIDDEN_TABS_JS = """
 () => document.querySelectorAll('.tabbed-block').forEach(block => {
   if (!block.checkVisibility()) block.setAttribute('data-axe-hidden', '');
@@ -282,39 +315,84 @@ AXE_OPTIONS = {
     "dark": {"resultTypes": ["violations"],
              "runOnly": {"type": "rule", "values": ["color-contrast", "link-in-text-block"]}},
 }
-_visits: dict[tuple[str, str], Visit] = {}
+def _visit(browser, axe, base: str, source: str, scheme: str) -> Visit:
+    """Load one page in one scheme at desktop width, probe it, run axe, then narrow it to 375 px."""
+    context, page, record = _open(browser, base, source, scheme, DESKTOP)
+    try:
+        probed = page.evaluate(PROBE_JS)
+        record.figures, record.math, record.code = probed["figures"], probed["math"], probed["code"]
+        page.evaluate(MARK_HIDDEN_TABS_JS)
+        violations = axe.run(page, context=AXE_CONTEXT, options=AXE_OPTIONS[scheme]).response["violations"]
+        if scheme == "light" and page.locator(".highlight code").count():
+            violations += axe.run(page, *AXE_CODE).response["violations"]
+        record.axe = [
+            {"id": v["id"], "impact": v["impact"], "help": v["help"],
+             "nodes": [n["target"] for n in v["nodes"][:3]]}
+            for v in violations
+        ]
+        page.set_viewport_size(PHONE)
+        record.overflow = page.evaluate(OVERFLOW_JS)
+        page.wait_for_load_state("networkidle")  # every request finished (or failed)
+    finally:
+        context.close()
+    return record
+
+
+class Visits:
+    """Every page in both schemes, visited in a thread of its own (with its own server,
+    Playwright and Chromium) from the moment the session's site is built, while the other
+    tests run; the tests that read a visit run last (``conftest.py`` orders them)."""
+
+    def __init__(self) -> None:
+        self.done: dict[tuple[str, str], Visit] = {}
+        self.error: BaseException | None = None
+        self.finished = False
+        self.changed = threading.Condition()
+        self.thread: threading.Thread | None = None
+
+    def start(self, site: Path) -> None:
+        if self.thread is None and chromium_path() is not None:
+            self.thread = threading.Thread(target=self._run, args=(site,), name="page visits", daemon=True)
+            self.thread.start()
+
+    def _run(self, site: Path) -> None:
+        try:
+            from axe_playwright_python.sync_playwright import Axe
+            from playwright.sync_api import sync_playwright
+
+            with serve(site) as base, sync_playwright() as playwright:
+                browser, axe = launch(playwright), Axe()
+                for source, scheme in [(p, s) for p in PAGES for s in SCHEMES]:
+                    record = _visit(browser, axe, base, source, scheme)
+                    with self.changed:
+                        self.done[(source, scheme)] = record
+                        self.changed.notify_all()
+                browser.close()
+        except BaseException as error:  # noqa: BLE001 - handed to the tests that wait
+            self.error = error
+        finally:
+            with self.changed:
+                self.finished = True
+                self.changed.notify_all()
+
+    def get(self, source: str, scheme: str) -> Visit:
+        with self.changed:
+            self.changed.wait_for(lambda: (source, scheme) in self.done or self.finished, timeout=900)
+        if (source, scheme) not in self.done:
+            raise RuntimeError(f"the visit of {source} ({scheme}) did not happen") from self.error
+        return self.done[(source, scheme)]
+
+
+VISITS = Visits()
+when_site_is_built("visit", VISITS.start)
 
 
 @pytest.fixture(scope="session")
-def visit(browser, site_url):
-    """One visit per page and scheme, shared by the tests below: desktop width, then 375 px."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    axe = Axe()
-
-    def get(source: str, scheme: str) -> Visit:
-        key = (source, scheme)
-        if key not in _visits:
-            context, page, record = _open(browser, site_url, source, scheme, DESKTOP)
-            try:
-                probed = page.evaluate(PROBE_JS)
-                record.figures, record.math = probed["figures"], probed["math"]
-                page.evaluate(MARK_HIDDEN_TABS_JS)
-                results = axe.run(page, context=AXE_CONTEXT, options=AXE_OPTIONS[scheme])
-                record.axe = [
-                    {"id": v["id"], "impact": v["impact"], "help": v["help"],
-                     "nodes": [n["target"] for n in v["nodes"][:3]]}
-                    for v in results.response["violations"]
-                ]
-                page.set_viewport_size(PHONE)
-                record.overflow = page.evaluate(OVERFLOW_JS)
-                page.wait_for_load_state("networkidle")  # every request finished (or failed)
-            finally:
-                context.close()
-            _visits[key] = record
-        return _visits[key]
-
-    return get
+def visit(browser_available, built_site):
+    """One visit per page and scheme (desktop width, then 375 px), made in the visits'
+    thread and shared by the tests below."""
+    VISITS.start(built_site)  # started already, unless the site was built before this module loaded
+    return VISITS.get
 
 
 CASES = [pytest.param(p, s, id=f"{page_url(p) or 'home'}-{s}") for p in PAGES for s in SCHEMES]
@@ -366,6 +444,12 @@ def test_math_is_typeset_and_readable(visit, source, scheme):
         assert seen.math["mathml"] > 0, f"{seen.url}: the Markdown has math but the page has no <math>"
     if seen.math["mathml"]:
         assert seen.math["math_contrast"] >= TEXT_CONTRAST, f"{seen.url} ({scheme}): math contrast {seen.math}"
+
+
+@pytest.mark.parametrize("source, scheme", CASES)
+def test_code_is_readable(visit, source, scheme):
+    code = visit(source, scheme).code
+    assert code["contrast"] >= TEXT_CONTRAST, f"{source} ({scheme}): a code token reads at {code}"
 
 
 @pytest.mark.parametrize("source, scheme", CASES)

@@ -95,6 +95,8 @@ def test_the_lab_notebook_is_offered_as_ipynb_and_as_its_script(built_site):
     import jupytext
     import nbformat
 
+    from sitebuild.notebook import download
+
     page = (built_site / "lab" / "index.html").read_text()
     assert 'href="lab.ipynb"' in page and 'href="lab.py"' in page
     downloaded = nbformat.read(built_site / "lab" / "lab.ipynb", as_version=4)
@@ -102,27 +104,9 @@ def test_the_lab_notebook_is_offered_as_ipynb_and_as_its_script(built_site):
     source = jupytext.read(REPO / "docs" / "lab.py")
     assert [c.source for c in downloaded.cells[1:]] == [c.source for c in source.cells]
     assert "LIBRARY = {" in downloaded.cells[0].source, "the download's first cell should carry the library"
+    # The notebook tests/test_lab.py runs in an empty folder:
+    assert downloaded.cells[0].source == download(REPO / "docs" / "lab.py", [SNIPPETS]).cells[0].source
     assert (built_site / "lab" / "lab.py").read_text() == (REPO / "docs" / "lab.py").read_text()
-
-
-def test_the_downloaded_notebook_runs_in_an_empty_folder(built_site, tmp_path_factory):
-    """Outside the repository, with no snippets/ on any path: the notebook carries its library."""
-    import nbclient
-    import nbformat
-
-    folder = tmp_path_factory.mktemp("download", numbered=True)
-    assert not folder.is_relative_to(REPO)
-    notebook = nbformat.read(built_site / "lab" / "lab.ipynb", as_version=4)
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=False,
-                                     resources={"metadata": {"path": str(folder)}})
-    client.execute(env=env)
-    written = sorted(p.relative_to(folder).as_posix() for p in (folder / "snippets").rglob("*.py"))
-    assert "snippets/sdpa/__init__.py" in written
-    for name in written:
-        assert (folder / name).read_text() == (REPO / name).read_text(), name
-    printed = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
-    assert "shared library: snippets/sdpa" in printed
 
 
 # ---- failing loudly, on throwaway copies --------------------------------------------

@@ -1,22 +1,24 @@
-"""The lab notebook: it executes as the build executes it, and its key numbers hold.
+"""The lab notebook: it runs wherever a reader downloads it, and its key numbers hold.
 
-The notebook (docs/lab.py, Jupytext percent format) is read with Jupytext and run cell
-by cell in a fresh Python kernel by nbclient, with docs/ as the working directory, as
-mkdocs-jupyter runs it. Its last cell evaluates to a dict of the key numbers.
+The notebook (docs/lab.py, Jupytext percent format) is run as readers download it
+(``sitebuild.notebook.download``: its first cell writes the library it imports), cell by
+cell in a fresh Python kernel by nbclient, in an empty folder outside the repository and
+with no PYTHONPATH. The build runs the same cells in docs/ (and fails on an error); one
+run here serves every test below. Its last cell evaluates to a dict of the key numbers.
 """
 
 from __future__ import annotations
 
 import ast
 import fnmatch
+import os
 import re
-from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import DOCS, REPO
+from conftest import DOCS, REPO, SNIPPETS
 
 NOTEBOOK = DOCS / "lab.py"
 
@@ -29,21 +31,25 @@ def plugin_config() -> dict:
     raise AssertionError("mkdocs-jupyter is not configured in mkdocs.yml")
 
 
-@cache
-def executed():
-    import jupytext
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> tuple:
+    """The downloaded notebook, executed in an empty folder: (notebook, folder)."""
     import nbclient
 
-    notebook = jupytext.read(NOTEBOOK)
+    from sitebuild.notebook import download
+
+    folder = tmp_path_factory.mktemp("download", numbered=True)
+    notebook = download(NOTEBOOK, [SNIPPETS])
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=False,
-                                     resources={"metadata": {"path": str(DOCS)}})
-    client.execute()
-    return notebook
+                                     resources={"metadata": {"path": str(folder)}})
+    client.execute(env=env)
+    return notebook, folder
 
 
 @pytest.fixture(scope="module")
-def summary() -> dict:
-    last = [cell for cell in executed().cells if cell.cell_type == "code"][-1]
+def summary(lab) -> dict:
+    last = [cell for cell in lab[0].cells if cell.cell_type == "code"][-1]
     (result,) = [o for o in last.outputs if o.output_type == "execute_result"]
     return ast.literal_eval(result["data"]["text/plain"])
 
@@ -75,12 +81,24 @@ def test_notebook_html_loads_nothing_from_the_network():
     assert "download the notebook" in html.lower()
 
 
-def test_notebook_runs_and_prints_its_tables_and_figures():
-    outputs = [o for cell in executed().cells if cell.cell_type == "code" for o in cell.outputs]
+def test_notebook_runs_and_prints_its_tables_and_figures(lab):
+    outputs = [o for cell in lab[0].cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
     assert html.count('<figure class="sdpa-figure"') == 2
     assert sum("text/markdown" in o.get("data", {}) for o in outputs) == 2
+
+
+def test_the_downloaded_notebook_runs_in_an_empty_folder(lab):
+    """Outside the repository, with no snippets/ on any path: the notebook carries its library."""
+    notebook, folder = lab
+    assert not folder.is_relative_to(REPO)
+    written = sorted(p.relative_to(folder).as_posix() for p in (folder / "snippets").rglob("*.py"))
+    assert "snippets/sdpa/__init__.py" in written
+    for name in written:
+        assert (folder / name).read_text() == (REPO / name).read_text(), name
+    printed = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
+    assert "shared library: snippets/sdpa" in printed
 
 
 @pytest.mark.claims

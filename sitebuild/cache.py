@@ -22,10 +22,12 @@ import json
 import os
 import platform
 from functools import lru_cache
+from importlib.metadata import version
 from pathlib import Path
 
 CACHE_ENV = "SDPA_CACHE"
 CACHE_DIR = Path(".cache") / "snippets"
+FORMAT = "2"  # what an entry holds; a new format makes new keys, so no entry of an old one is read
 
 
 def enabled(command: str) -> bool:
@@ -86,14 +88,26 @@ def imported_files(source: str, bases: list[Path], memo: dict | None = None) -> 
     return sorted(seen)
 
 
+def device() -> str:
+    """The device the snippets run on, as ``sdpa.runtime.device()`` names it, without
+    importing torch (two seconds of every ``mkdocs serve`` rebuild) where the answer is
+    known already: ``SDPA_DEVICE`` is set, or the installed torch is a CPU-only build."""
+    wanted = os.environ.get("SDPA_DEVICE", "").strip().lower()
+    if wanted:
+        return wanted
+    if version("torch").endswith("+cpu"):
+        return "cpu"
+    from sdpa.runtime import device as runtime_device  # asks torch whether CUDA is there
+
+    return str(runtime_device())
+
+
 def snippet_key(source: str, options: dict, bases: list[Path], device: str, memo: dict | None = None) -> str:
     """The cache key of one snippet's run (``memo``: as for :func:`imported_files`)."""
-    import torch
-
     memo = {} if memo is None else memo
     digest = hashlib.sha256()
     seed_offset = os.environ.get("SDPA_SEED_OFFSET", "0")  # a shifted run is another result
-    for part in (source, repr(sorted((k, repr(v)) for k, v in options.items())), torch.__version__,
+    for part in (FORMAT, source, repr(sorted((k, repr(v)) for k, v in options.items())), version("torch"),
                  platform.python_version(), device, seed_offset):
         digest.update(part.encode() + b"\0")
     for path in imported_files(source, bases, memo):

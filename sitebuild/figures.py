@@ -17,6 +17,7 @@ such figure on a page, this step
   and CSS sizes it.
 
 It works on the page's HTML alone, so cached or parallel snippet runs need nothing more.
+The drawings stand aside while the search plugin reads the page (see :data:`_ASIDE`).
 """
 
 from __future__ import annotations
@@ -48,12 +49,33 @@ def colours() -> tuple[str, list[str]]:
     return found["INK"], found["PALETTE"]
 
 
+#: Each page's drawings, set aside from ``on_page_content`` to ``on_post_page``: in
+#: between, Material's search plugin parses the page's HTML for its index, and a page's
+#: SVG (tens of thousands of tags of paths and tick marks) holds no words a reader would
+#: search for but takes most of that parsing time. A comment holds each one's place.
+_ASIDE: dict[str, list[str]] = {}
+PLACE = re.compile(r"<!-- sdpa-drawing (\d+) -->")
+
+
 def on_page_content(html: str, page, config, files) -> str:
     html = EXPLORABLE_CAPTION.sub(lambda m: m[1] + _outside_code(m[2], readable), html)
     if '<figure class="sdpa-figure"' not in html:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER
-    return FIGURE.sub(lambda match: _figure(match, folder), html)
+    html = FIGURE.sub(lambda match: _figure(match, folder), html)
+    drawings = _ASIDE[page.file.src_uri] = []
+
+    def aside(svg: re.Match) -> str:
+        drawings.append(svg[0])
+        return f"<!-- sdpa-drawing {len(drawings) - 1} -->"
+
+    return SVG.sub(aside, html)
+
+
+def on_post_page(output: str, page, config) -> str:
+    """Put the page's drawings back in their places."""
+    drawings = _ASIDE.pop(page.file.src_uri, [])
+    return PLACE.sub(lambda place: drawings[int(place[1])], output) if drawings else output
 
 
 def _figure(match: re.Match, folder: Path) -> str:

@@ -58,10 +58,8 @@ def use_snippet_cache(config, bases: list[Path], memo: dict | None = None) -> No
     plugin = config.plugins.get("mkdocs-jupyter")
     if plugin is None:
         return
-    from sdpa.runtime import device
-
     sources = "".join(path.read_text() for path in _notebook_scripts(config))
-    key = cache.snippet_key(sources, {}, bases, str(device()), memo)
+    key = cache.snippet_key(sources, {}, bases, cache.device(), memo)
     plugin.config["cache"] = True
     plugin.config["cache_dir"] = str(cache.CACHE_DIR.parent / "notebooks" / key[:16])
 

@@ -202,9 +202,7 @@ class SnippetRunner:
         (``{"printed": filename}``); the workers' plan can only know the second."""
         if not self.cached:
             return None
-        from sdpa.runtime import device  # imports torch: only when the cache is on
-
-        return cache.snippet_key(code, options, self.bases, str(device()), self.key_memo)
+        return cache.snippet_key(code, options, self.bases, cache.device(), self.key_memo)
 
     # ---- each fence, as its page renders ----------------------------------------------
 
@@ -214,7 +212,7 @@ class SnippetRunner:
         key = self._cache_key(source, options)
         entry = cache.load(key) if key else None
         if entry is not None:  # the fence's HTML as the last build made it
-            self.report.add(self.page, snippet, entry["html"], entry["seconds"], runtime(), cached=True)
+            self.report.add(self.page, snippet, entry["html"], entry["seconds"], entry["runtime"], cached=True)
             return entry["html"]
         failures = len(self.failures)
         output = markdown_exec_adapter.render(source, options, md, self._run)
@@ -222,7 +220,8 @@ class SnippetRunner:
         self.report.add(self.page, snippet, output, last.seconds, last.runtime, cached=where == "cache",
                         worker=where == "worker")
         if key and len(self.failures) == failures:
-            cache.store(key, {"snippet": snippet, "html": str(output), "seconds": last.seconds})
+            cache.store(key, {"snippet": snippet, "html": str(output), "seconds": last.seconds,
+                              "runtime": last.runtime})
         return output
 
     def _run(self, code: str, filename: str) -> str:
@@ -230,14 +229,15 @@ class SnippetRunner:
         key = self._cache_key(code, {"printed": filename})
         entry = cache.load(key) if key else None
         if entry is not None:
-            outcome, where = Outcome(entry["output"], None, entry["seconds"], runtime()), "cache"
+            outcome, where = Outcome(entry["output"], None, entry["seconds"], tuple(entry["runtime"])), "cache"
         else:
             job = self.jobs.get(self.page)
             outcome, where = (job.take(filename, code) if job else None), "worker"
             if outcome is None:
                 outcome, where = run(code, filename), "here"
             if key and outcome.failure is None:
-                cache.store(key, {"snippet": filename, "output": outcome.output, "seconds": outcome.seconds})
+                cache.store(key, {"snippet": filename, "output": outcome.output, "seconds": outcome.seconds,
+                                  "runtime": outcome.runtime})
         self._last, self._where = outcome, where
         if outcome.failure is not None:
             self.failures.append(outcome.failure)

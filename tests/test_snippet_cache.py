@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from conftest import SNIPPETS, included_snippets
 from sitebuild import cache as snippet_cache
 
@@ -68,3 +70,12 @@ def test_cache_is_off_for_builds_and_on_for_serve(monkeypatch):
     assert snippet_cache.enabled("build")
     monkeypatch.setenv("SDPA_CACHE", "0")
     assert not snippet_cache.enabled("serve")
+
+
+@pytest.mark.parametrize("setting", ["", "cpu", " CPU "])
+def test_the_key_names_the_device_the_snippets_run_on(monkeypatch, setting):
+    """``cache.device`` answers without torch where it can; it must agree with the library."""
+    from sdpa.runtime import device
+
+    monkeypatch.setenv("SDPA_DEVICE", setting)
+    assert snippet_cache.device() == str(device())

@@ -16,8 +16,11 @@ OPTIONS = {"source": "tabbed-right"}
 
 
 def keys(base):
+    """Every included snippet's key, the library read once for them all (as a build does)."""
+    memo: dict = {}
     return {
-        s: snippet_cache.snippet_key((base / s).read_text(), OPTIONS, [base], "cpu") for s in included_snippets()
+        s: snippet_cache.snippet_key((base / s).read_text(), OPTIONS, [base], "cpu", memo)
+        for s in included_snippets()
     }
 
 

@@ -139,14 +139,14 @@ def network_can_be_cut() -> bool:
         return False
 
 
-#: (fixture, start): ``start(site)`` runs as soon as the session's site is built, when a
-#: selected test uses ``fixture`` (``tests/test_browser.py`` starts its page visits there,
-#: in a thread, so they overlap the other tests).
-_WHEN_BUILT: list[tuple[str, Callable[[Path], None]]] = []
-_SELECTED_FIXTURES = pytest.StashKey[set]()
+#: (fixture, start): ``start(site, items)`` runs as soon as the session's site is built,
+#: with the selected tests that use ``fixture``, if any (``tests/test_browser.py`` starts
+#: its page visits there, in a thread, so they overlap the other tests).
+_WHEN_BUILT: list[tuple[str, Callable[[Path, list], None]]] = []
+_SELECTED = pytest.StashKey[list]()
 
 
-def when_site_is_built(fixture: str, start: Callable[[Path], None]) -> None:
+def when_site_is_built(fixture: str, start: Callable[[Path, list], None]) -> None:
     _WHEN_BUILT.append((fixture, start))
 
 
@@ -160,10 +160,11 @@ def built_site(tmp_path_factory, pytestconfig) -> Path:
     """The whole site, built once per test session into a temporary folder (see
     :func:`_build_site`); then every start registered with :func:`when_site_is_built`."""
     site = _build_site(tmp_path_factory)
-    wanted = pytestconfig.stash.get(_SELECTED_FIXTURES, set())
+    selected = pytestconfig.stash.get(_SELECTED, [])
     for fixture, start in _WHEN_BUILT:
-        if fixture in wanted:
-            start(site)
+        items = [item for item in selected if fixture in getattr(item, "fixturenames", ())]
+        if items:
+            start(site, items)
     return site
 
 
@@ -231,9 +232,8 @@ class Build:
 def pytest_collection_finish(session):
     """Start the parallel build now if a selected test reads it: it runs in its own
     processes while the tests here run."""
-    selected = {name for item in session.items for name in getattr(item, "fixturenames", ())}
-    session.config.stash[_SELECTED_FIXTURES] = selected
-    if "parallel_site" not in selected:
+    session.config.stash[_SELECTED] = list(session.items)
+    if not any("parallel_site" in getattr(item, "fixturenames", ()) for item in session.items):
         return
     site = Path(tempfile.mkdtemp(prefix="sdpa-parallel-site-"))
     offline = network_can_be_cut()

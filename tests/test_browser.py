@@ -339,33 +339,42 @@ def _visit(browser, axe, base: str, source: str, scheme: str) -> Visit:
 
 
 class Visits:
-    """Every page in both schemes, visited in a thread of its own (with its own server,
-    Playwright and Chromium) from the moment the session's site is built, while the other
-    tests run; the tests that read a visit run last (``conftest.py`` orders them)."""
+    """The visits the selected tests read, made in a thread of their own (with its own
+    server, Playwright and Chromium) from the moment the session's site is built, while
+    the other tests run; the tests that read a visit run last (``conftest.py`` orders them)."""
 
     def __init__(self) -> None:
         self.done: dict[tuple[str, str], Visit] = {}
-        self.error: BaseException | None = None
+        self.failed: dict[tuple[str, str], BaseException] = {}
+        self.error: BaseException | None = None  # the thread could not start a browser
         self.finished = False
         self.changed = threading.Condition()
         self.thread: threading.Thread | None = None
 
-    def start(self, site: Path) -> None:
+    def start(self, site: Path, items=()) -> None:
+        """Visit the pages and schemes of ``items`` (the selected tests), or all of them."""
+        wanted = {(item.callspec.params["source"], item.callspec.params["scheme"])
+                  for item in items if "source" in getattr(getattr(item, "callspec", None), "params", {})}
+        order = [(p, s) for p in PAGES for s in SCHEMES if not wanted or (p, s) in wanted]
         if self.thread is None and chromium_path() is not None:
-            self.thread = threading.Thread(target=self._run, args=(site,), name="page visits", daemon=True)
+            self.thread = threading.Thread(target=self._run, args=(site, order), name="page visits", daemon=True)
             self.thread.start()
 
-    def _run(self, site: Path) -> None:
+    def _run(self, site: Path, order: list[tuple[str, str]]) -> None:
         try:
             from axe_playwright_python.sync_playwright import Axe
             from playwright.sync_api import sync_playwright
 
             with serve(site) as base, sync_playwright() as playwright:
                 browser, axe = launch(playwright), Axe()
-                for source, scheme in [(p, s) for p in PAGES for s in SCHEMES]:
-                    record = _visit(browser, axe, base, source, scheme)
+                for key in order:
+                    try:
+                        record = _visit(browser, axe, base, *key)
+                    except Exception as error:  # noqa: BLE001 - handed to that visit's tests
+                        self.failed[key] = error
+                        continue
                     with self.changed:
-                        self.done[(source, scheme)] = record
+                        self.done[key] = record
                         self.changed.notify_all()
                 browser.close()
         except BaseException as error:  # noqa: BLE001 - handed to the tests that wait
@@ -376,11 +385,12 @@ class Visits:
                 self.changed.notify_all()
 
     def get(self, source: str, scheme: str) -> Visit:
+        key = (source, scheme)
         with self.changed:
-            self.changed.wait_for(lambda: (source, scheme) in self.done or self.finished, timeout=900)
-        if (source, scheme) not in self.done:
-            raise RuntimeError(f"the visit of {source} ({scheme}) did not happen") from self.error
-        return self.done[(source, scheme)]
+            self.changed.wait_for(lambda: key in self.done or key in self.failed or self.finished, timeout=900)
+        if key not in self.done:
+            raise RuntimeError(f"the visit of {source} ({scheme}) failed") from self.failed.get(key, self.error)
+        return self.done[key]
 
 
 VISITS = Visits()
@@ -391,7 +401,7 @@ when_site_is_built("visit", VISITS.start)
 def visit(browser_available, built_site):
     """One visit per page and scheme (desktop width, then 375 px), made in the visits'
     thread and shared by the tests below."""
-    VISITS.start(built_site)  # started already, unless the site was built before this module loaded
+    VISITS.start(built_site)  # a no-op: the build started it (for the selected tests)
     return VISITS.get
 
 

@@ -2,7 +2,8 @@
 
 The site is built once (the ``built_site`` fixture), served on 127.0.0.1 from a thread
 and opened in the system's headless Chromium through Playwright. Each page is loaded
-once per colour scheme; the tests below assert on what that visit recorded. The pages
+once per colour scheme, in one tab per scheme, by a thread that starts as soon as the
+site is built (:class:`Visits`); the tests below assert on what that visit recorded. The pages
 come from the nav in mkdocs.yml, and a test checks that the built site has no page
 the nav leaves out, so a new page is covered without editing this file.
 
@@ -16,6 +17,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -125,8 +127,9 @@ class Visit:
     overflow: dict = field(default_factory=dict)
 
 
-def _watch(context, page, base: str, visit: Visit) -> None:
-    """Record console errors, failed requests and any request that leaves the local server."""
+def _watch(context, page, base: str, visit: Callable[[], Visit]) -> None:
+    """Record, in the visit under way, console errors, failed requests and any request that
+    leaves the local server (aborted: the site must work offline)."""
     origin = urlsplit(base).netloc
 
     def route(r):
@@ -134,14 +137,14 @@ def _watch(context, page, base: str, visit: Visit) -> None:
         if url.startswith(("data:", "blob:")) or urlsplit(url).netloc == origin:
             r.continue_()
         else:
-            visit.foreign_requests.append(url)
+            visit().foreign_requests.append(url)
             r.abort()
 
     context.route("**/*", route)
-    page.on("console", lambda m: m.type == "error" and visit.console_errors.append(f"{m.text} ({m.location})"))
-    page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
-    page.on("requestfailed", lambda r: visit.failed_requests.append(f"{r.url}: {r.failure}"))
-    page.on("response", lambda r: r.status >= 400 and visit.failed_requests.append(f"{r.url}: HTTP {r.status}"))
+    page.on("console", lambda m: m.type == "error" and visit().console_errors.append(f"{m.text} ({m.location})"))
+    page.on("pageerror", lambda e: visit().console_errors.append(f"uncaught: {e}"))
+    page.on("requestfailed", lambda r: visit().failed_requests.append(f"{r.url}: {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and visit().failed_requests.append(f"{r.url}: HTTP {r.status}"))
 
 
 #: Colour helpers shared by the probes: WCAG relative luminance and contrast ratio, and
@@ -284,13 +287,24 @@ OVERFLOW_JS = """
 """
 
 
-def _open(browser, base: str, source: str, scheme: str, viewport: dict):
-    context = browser.new_context(color_scheme=scheme, viewport=viewport, reduced_motion="reduce")
-    page = context.new_page()
-    visit = Visit(base + page_url(source))
-    _watch(context, page, base, visit)
-    page.goto(visit.url, wait_until="load")
-    return context, page, visit
+class Tab:
+    """One browser tab for a colour scheme, in which the visits load their pages one after
+    another, as a reader goes through the site: a new document each time, the HTTP cache
+    warm (an asset that fails, fails on the first page that asks for it). A fresh tab per
+    visit would cost a renderer process each: a third of the visits' CPU."""
+
+    def __init__(self, browser, base: str, scheme: str):
+        self.base = base
+        self.context = browser.new_context(color_scheme=scheme, viewport=DESKTOP, reduced_motion="reduce")
+        self.page = self.context.new_page()
+        self.visit = Visit("")
+        _watch(self.context, self.page, base, lambda: self.visit)
+
+    def load(self, source: str) -> Visit:
+        self.visit = Visit(self.base + page_url(source))
+        self.page.set_viewport_size(DESKTOP)
+        self.page.goto(self.visit.url, wait_until="load")
+        return self.visit
 
 
 #: axe-core runs on the whole page but MathML, the figures' SVG and code blocks: its
@@ -315,26 +329,23 @@ AXE_OPTIONS = {
     "dark": {"resultTypes": ["violations"],
              "runOnly": {"type": "rule", "values": ["color-contrast", "link-in-text-block"]}},
 }
-def _visit(browser, axe, base: str, source: str, scheme: str) -> Visit:
-    """Load one page in one scheme at desktop width, probe it, run axe, then narrow it to 375 px."""
-    context, page, record = _open(browser, base, source, scheme, DESKTOP)
-    try:
-        probed = page.evaluate(PROBE_JS)
-        record.figures, record.math, record.code = probed["figures"], probed["math"], probed["code"]
-        page.evaluate(MARK_HIDDEN_TABS_JS)
-        violations = axe.run(page, context=AXE_CONTEXT, options=AXE_OPTIONS[scheme]).response["violations"]
-        if scheme == "light" and page.locator(".highlight code").count():
-            violations += axe.run(page, *AXE_CODE).response["violations"]
-        record.axe = [
-            {"id": v["id"], "impact": v["impact"], "help": v["help"],
-             "nodes": [n["target"] for n in v["nodes"][:3]]}
-            for v in violations
-        ]
-        page.set_viewport_size(PHONE)
-        record.overflow = page.evaluate(OVERFLOW_JS)
-        page.wait_for_load_state("networkidle")  # every request finished (or failed)
-    finally:
-        context.close()
+def _visit(tab: Tab, axe, source: str, scheme: str) -> Visit:
+    """Load one page at desktop width, probe it, run axe, then narrow it to 375 px."""
+    record, page = tab.load(source), tab.page
+    probed = page.evaluate(PROBE_JS)
+    record.figures, record.math, record.code = probed["figures"], probed["math"], probed["code"]
+    page.evaluate(MARK_HIDDEN_TABS_JS)
+    violations = axe.run(page, context=AXE_CONTEXT, options=AXE_OPTIONS[scheme]).response["violations"]
+    if scheme == "light" and page.locator(".highlight code").count():
+        violations += axe.run(page, *AXE_CODE).response["violations"]
+    record.axe = [
+        {"id": v["id"], "impact": v["impact"], "help": v["help"],
+         "nodes": [n["target"] for n in v["nodes"][:3]]}
+        for v in violations
+    ]
+    page.set_viewport_size(PHONE)
+    record.overflow = page.evaluate(OVERFLOW_JS)
+    page.wait_for_load_state("networkidle")  # every request finished (or failed) before the next page
     return record
 
 
@@ -367,9 +378,10 @@ class Visits:
 
             with serve(site) as base, sync_playwright() as playwright:
                 browser, axe = launch(playwright), Axe()
+                tabs = {scheme: Tab(browser, base, scheme) for scheme in SCHEMES}
                 for key in order:
                     try:
-                        record = _visit(browser, axe, base, *key)
+                        record = _visit(tabs[key[1]], axe, *key)
                     except Exception as error:  # noqa: BLE001 - handed to that visit's tests
                         self.failed[key] = error
                         continue

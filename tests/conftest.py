@@ -139,15 +139,16 @@ def network_can_be_cut() -> bool:
         return False
 
 
-#: (fixture, start): ``start(site, items)`` runs as soon as the session's site is built,
-#: with the selected tests that use ``fixture``, if any (``tests/test_browser.py`` starts
-#: its page visits there, in a thread, so they overlap the other tests).
-_WHEN_BUILT: list[tuple[str, Callable[[Path, list], None]]] = []
+#: (fixture, start, stop): ``start(site, items)`` runs as soon as the session's site is
+#: built, with the selected tests that use ``fixture``, if any; ``stop()`` runs as the
+#: session ends (``tests/test_browser.py`` starts its page visits in a thread, so they
+#: overlap the other tests, and waits for that thread to end).
+_WHEN_BUILT: list[tuple[str, Callable[[Path, list], None], Callable[[], None]]] = []
 _SELECTED = pytest.StashKey[list]()
 
 
-def when_site_is_built(fixture: str, start: Callable[[Path, list], None]) -> None:
-    _WHEN_BUILT.append((fixture, start))
+def when_site_is_built(fixture: str, start: Callable[[Path, list], None], stop: Callable[[], None]) -> None:
+    _WHEN_BUILT.append((fixture, start, stop))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -161,7 +162,7 @@ def built_site(tmp_path_factory, pytestconfig) -> Path:
     :func:`_build_site`); then every start registered with :func:`when_site_is_built`."""
     site = _build_site(tmp_path_factory)
     selected = pytestconfig.stash.get(_SELECTED, [])
-    for fixture, start in _WHEN_BUILT:
+    for fixture, start, _ in _WHEN_BUILT:
         items = [item for item in selected if fixture in getattr(item, "fixturenames", ())]
         if items:
             start(site, items)
@@ -244,6 +245,8 @@ def pytest_collection_finish(session):
 
 
 def pytest_unconfigure(config):
+    for _, _, stop in _WHEN_BUILT:
+        stop()
     process, site, _ = config.stash.get(_PARALLEL, (None, None, None))
     if process is not None and process.poll() is None:
         process.kill()

@@ -256,6 +256,12 @@ PROBE_JS = """
     errors: article.querySelectorAll('merror').length,
     arithmatex: article.querySelectorAll('.arithmatex').length,
     raw_tex: tex.slice(0, 5),
+    // How far each equation number sits from its column's right edge (formulas that fit).
+    number_gaps: [...article.querySelectorAll('.sdpa-math mtd[id]')].map(number => {
+      const block = number.closest('.sdpa-math');
+      return block.scrollWidth > block.clientWidth ? 0
+        : block.getBoundingClientRect().right - number.getBoundingClientRect().right;
+    }),
   };
   })();
   return {figures, math, code};
@@ -503,6 +509,10 @@ def test_math_is_typeset_and_readable(visit, source, scheme):
         assert seen.math["mathml"] > 0, f"{seen.url}: the Markdown has math but the page has no <math>"
     if seen.math["mathml"]:
         assert seen.math["math_contrast"] >= TEXT_CONTRAST, f"{seen.url} ({scheme}): math contrast {seen.math}"
+    gaps = seen.math["number_gaps"]
+    assert all(gap < 2 for gap in gaps), f"{seen.url}: equation numbers not at the right margin: {gaps}"
+    if source == "derivation.md":
+        assert gaps, "the derivation's equations are numbered"
 
 
 @pytest.mark.parametrize("source, scheme", CASES)

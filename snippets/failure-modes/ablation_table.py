@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import sdpa
 from sdpa.experiments import Ablation, Arm, run_ablation
+from sdpa.training import OPTIMIZER_LABELS
 
 sdpa.seed(6)
 THRESHOLD = 0.5
@@ -84,7 +85,7 @@ print(
          f"steps to loss < {THRESHOLD}", "entropy at step 0", "entropy at the end",
          "‖∇W_Q‖/‖∇W_V‖ at step 0"],
         [
-            ("Adam" if r.optimizer == "adam" else "SGD", r.arm.init, r.d_k, r.arm.scale.label,
+            (OPTIMIZER_LABELS[r.optimizer], r.arm.init, r.d_k, r.arm.scale.label,
              loss_range(r), steps(r), mean(r.entropy_start), mean(r.entropy_end),
              mean(r.ratio_q_v))
             for r in sorted(result, key=lambda r: (r.optimizer, r.arm.init != "unit", r.d_k))

@@ -40,7 +40,7 @@ from sdpa.models import (GPT, GPTConfig, RecallBlock, RecallHead, RecallOutput,
 from sdpa.runtime import device as default_device
 from sdpa.runtime import generator, seeded
 from sdpa.tasks import RecallTask, copy_batch, recall_batches
-from sdpa.training import Ensemble, make_optimizer, member_losses
+from sdpa.training import OPTIMIZER_LABELS, Ensemble, make_optimizer, member_losses
 
 Init = Literal["unit", "default"]
 Optimizer = Literal["adam", "sgd"]
@@ -610,10 +610,21 @@ def draw_ablation(axes, runs: dict[tuple[Optimizer, int], RecallHistory], metric
                             label=f"{name}, default init")
             if reference is not None:
                 ax.axhline(reference[0], color=INK, ls=":", lw=1, label=reference[1])
-            lr = history.experiment.lrs[0]
-            ax.set_title(f"{'Adam' if opt == 'adam' else 'SGD'}, lr {lr:g}, d_k = {d_k}")
+    label_grid(axes, optimizers, d_ks, "step", ylabel,
+               lambda opt, d_k: f"lr {runs[(opt, d_k)].experiment.lrs[0]:g}")
+
+
+def label_grid(axes, optimizers: list[Optimizer], d_ks: list[int], xlabel: str, ylabel: str,
+               note: Callable[[Optimizer, int], str] | None = None) -> None:
+    """Name the panels of a grid (rows: ``optimizers``, columns: ``d_ks``): each title gives
+    its optimiser, ``note(optimizer, d_k)`` if any, and d_k; the bottom row carries the x
+    label and the left column the y label; one legend for the whole figure goes below."""
+    for row, opt in zip(axes, optimizers):
+        for ax, d_k in zip(row, d_ks):
+            extra = f"{note(opt, d_k)}, " if note else ""
+            ax.set_title(f"{OPTIMIZER_LABELS[opt]}, {extra}d_k = {d_k}")
             if opt == optimizers[-1]:
-                ax.set_xlabel("step")
+                ax.set_xlabel(xlabel)
             if d_k == d_ks[0]:
                 ax.set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()

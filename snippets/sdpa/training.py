@@ -40,6 +40,8 @@ OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
     "adam": torch.optim.Adam,
     "sgd": torch.optim.SGD,
 }
+#: How the pages name them.
+OPTIMIZER_LABELS: dict[str, str] = {"adam": "Adam", "sgd": "SGD"}
 
 
 def make_optimizer(name: str, param_groups: list[dict], **options) -> torch.optim.Optimizer:

@@ -16,6 +16,7 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.experiments import (DIVERGED, LearnedScaleStudy, Tuning, final_loss, run_recalls,
                               run_tuning)
+from sdpa.training import OPTIMIZER_LABELS
 
 sdpa.seed(0)
 
@@ -70,7 +71,7 @@ print(
     sdpa.markdown_table(
         ["optimiser", "learning rate", "× best rate", "scale", "final loss", "largest logit",
          "learned scale, end ÷ start (min–max)", "diverged"],
-        [("Adam" if r["optimizer"] == "adam" else "SGD", f"{r['lr']:.3g}",
+        [(OPTIMIZER_LABELS[r["optimizer"]], f"{r['lr']:.3g}",
           f"{r['times_best']:.2g}", "learned" if r["learned"] else "fixed 1/√d_k", loss(r),
           logit(r), scale(r), f"{int(r['diverged'].sum())}/{n_seeds}")
          for r in sorted(result, key=lambda r: (r["optimizer"], r["lr"], r["learned"]))],

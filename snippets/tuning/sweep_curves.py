@@ -10,7 +10,7 @@ ablation's fixed rate, marked by an open circle.
 import math
 
 import sdpa
-from sdpa.experiments import Tuning, draw_tuning, run_tuning
+from sdpa.experiments import Tuning, draw_tuning, label_grid, run_tuning
 
 sdpa.seed(0)
 
@@ -44,11 +44,6 @@ with figure as axes:
         for ax, d_k in zip(row, TUNING.d_ks):
             draw_tuning(ax, [result[(optimizer, d_k, rule)] for rule in TUNING.rules],
                         CEILING, math.log(n_values))
-            ax.set_title(f"{'Adam' if optimizer == 'adam' else 'SGD'}, d_k = {d_k}")
-            if optimizer == TUNING.optimizers[-1]:
-                ax.set_xlabel("learning rate")
-            if d_k == TUNING.d_ks[0]:
-                ax.set_ylabel("final loss (nats)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    axes[0][0].figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7.5)
+    label_grid(axes, list(TUNING.optimizers), list(TUNING.d_ks), "learning rate",
+               "final loss (nats)")
 print(figure.html)

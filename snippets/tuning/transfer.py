@@ -14,6 +14,7 @@ import numpy as np
 import sdpa
 from sdpa.attention import Scale
 from sdpa.experiments import SCALE_COLORS, Tuning, predicted_lr_exponent, run_tuning
+from sdpa.training import OPTIMIZER_LABELS
 
 sdpa.seed(0)
 
@@ -48,15 +49,11 @@ d_ks = list(TUNING.d_ks)
 at = {(r["optimizer"], r["rule"]): r for r in result}
 
 
-def name(optimizer):
-    return "Adam" if optimizer == "adam" else "SGD"
-
-
 print(
     sdpa.markdown_table(
         ["optimiser", "scaling", *[f"best rate, d_k = {d}" for d in d_ks],
          "slope of the best rate", "slope relative to 1/√d_k", "predicted"],
-        [(name(r["optimizer"]), r["rule"].label, *r["best"], r["slope"],
+        [(OPTIMIZER_LABELS[r["optimizer"]], r["rule"].label, *r["best"], r["slope"],
           "—" if r["rule"] is Scale.INV_SQRT else r["relative_slope"],
           "—" if r["rule"] is Scale.INV_SQRT else f"{r['predicted']:+g}")
          for r in result],
@@ -89,7 +86,7 @@ with figure as panels:
             if rule is not Scale.INV_SQRT:
                 ax.plot(d_ks, [d ** r["predicted"] for d in d_ks], "--", color=color,
                         label=f"{rule.label}: predicted, d_k^{r['predicted']:+g}")
-        ax.set(xscale="log", yscale="log", xlabel="d_k", title=name(optimizer))
+        ax.set(xscale="log", yscale="log", xlabel="d_k", title=OPTIMIZER_LABELS[optimizer])
         ax.set_xticks(d_ks, [str(d) for d in d_ks], minor=False)
         ax.minorticks_off()
         ax.legend(fontsize=7)

@@ -8,6 +8,7 @@ every window holds.
 
 import sdpa
 from sdpa.experiments import Tuning, run_tuning
+from sdpa.training import OPTIMIZER_LABELS
 
 sdpa.seed(0)
 
@@ -36,7 +37,7 @@ print(
     sdpa.markdown_table(
         ["optimiser", "d_k", "scaling", "swept rates", "best rate",
          "tuned loss, mean ± std (min–max)", "fixed rate", "fixed-rate loss, mean (min–max)"],
-        [("Adam" if a.optimizer == "adam" else "SGD", a.d_k, a.rule.label,
+        [(OPTIMIZER_LABELS[a.optimizer], a.d_k, a.rule.label,
           f"{rate(a.lrs[0])}–{rate(a.lrs[-1])}", rate(a.best_lr), spread(a.confirm_loss),
           rate(a.fixed_lr), fixed(a))
          for a in result.values()],

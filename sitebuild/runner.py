@@ -27,6 +27,7 @@ import time
 import types
 from concurrent.futures import Future
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 from sitebuild import cache, errors, markdown_exec_adapter, notebook, pool
@@ -80,13 +81,8 @@ class Outcome:
 
 
 def runtime() -> tuple[str, str]:
-    """The device snippets run on here and the torch version (imports the library: a
-    parallel build's MkDocs process, whose snippets all run in workers, never does)."""
-    import torch
-
-    from sdpa.runtime import device
-
-    return str(device()), str(torch.__version__)  # a plain str: unpickling it needs no torch
+    """The device snippets run on here and the torch version, as the cache keys name them."""
+    return cache.device(), version("torch")
 
 
 def run(code: str, filename: str) -> Outcome:

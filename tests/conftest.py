@@ -145,6 +145,7 @@ def network_can_be_cut() -> bool:
 #: overlap the other tests, and waits for that thread to end).
 _WHEN_BUILT: list[tuple[str, Callable[[Path, list], None], Callable[[], None]]] = []
 _SELECTED = pytest.StashKey[list]()
+_BACKGROUND = {"visit", "parallel_site"}  # fixtures whose work runs beside the tests
 
 
 def when_site_is_built(fixture: str, start: Callable[[Path, list], None], stop: Callable[[], None]) -> None:
@@ -152,8 +153,9 @@ def when_site_is_built(fixture: str, start: Callable[[Path, list], None], stop: 
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests that wait for the visits' thread run last: the others run while it works."""
-    items.sort(key=lambda item: "visit" in getattr(item, "fixturenames", ()))
+    """Tests that wait for work in the background (the visits' thread, the parallel build)
+    run last: the others run while it works."""
+    items.sort(key=lambda item: bool(_BACKGROUND & set(getattr(item, "fixturenames", ()))))
 
 
 @pytest.fixture(scope="session")
@@ -219,6 +221,11 @@ def _build_site(tmp_path_factory) -> Path:
 # ---- the parallel build, in the background from the start of the session -------------
 
 PARALLEL_JOBS = "2"
+#: The parallel build runs at a lower priority than the tests: the in-process build and
+#: then the page visits are the session's longest chain, and on a machine with few cores
+#: the parallel build's workers would otherwise take turns with them (it then uses the
+#: CPU they leave, and is read by a test that runs last).
+BACKGROUND_NICENESS = 10
 _PARALLEL = pytest.StashKey[tuple]()  # (the build's process, its site folder, whether offline)
 
 
@@ -240,7 +247,7 @@ def pytest_collection_finish(session):
     offline = network_can_be_cut()
     command, env = mkdocs_process("build", "--clean", "-d", str(site), offline=offline, SDPA_JOBS=PARALLEL_JOBS)
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True)
+                               text=True, preexec_fn=lambda: os.nice(BACKGROUND_NICENESS))
     session.config.stash[_PARALLEL] = (process, site, offline)
 
 

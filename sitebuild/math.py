@@ -11,7 +11,9 @@ MathML Core dropped, bold and blackboard letters as their Unicode characters rat
 ``mathvariant``, and it sets ``aligned`` environments and numbered equations. All the
 formulas of a page convert together, so ``\\eqref{eq:name}`` links to an equation
 ``\\label``-ed anywhere on the page (the number in a ``(n)`` link, the equation's
-``id`` the label).
+``id`` the label). A formula that is only such a reference becomes the plain link: inside
+``<math>`` (whose children assistive technology reads as one formula, ARIA's ``math``
+role) a link cannot be reached, and axe-core reports it as nested-interactive.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ except ImportError:  # pragma: no cover - another engine
 
 MATH = re.compile(r'<(?P<tag>span|div) class="arithmatex">(?P<tex>.*?)</(?P=tag)>', re.S)
 _CONVERTER = math_core.LatexToMathML(fancy_error=False)
+_REFERENCE_ONLY = re.compile(r'<math[^>]*>\s*<mtext>\s*(<a href="#[^"]+">\(\d+\)</a>)\s*</mtext>\s*</math>')
 
 
 class MathError(_BuildError):
@@ -57,8 +60,12 @@ def render_math(content: str) -> str:
         raise MathError(f"cannot render math: {error}") from error
     pieces, end = [], 0
     for match, (tex, block), converted in zip(found, formulas, mathml):
-        converted = _scriptlevel_on_mstyle(converted)
-        converted = converted.replace("<math", f'<math alttext="{html.escape(tex)}"', 1)
+        reference = None if block else _REFERENCE_ONLY.fullmatch(converted.strip())
+        if reference:
+            converted = reference.group(1)
+        else:
+            converted = _scriptlevel_on_mstyle(converted)
+            converted = converted.replace("<math", f'<math alttext="{html.escape(tex)}"', 1)
         pieces += [content[end : match.start()],
                    f'<div class="sdpa-math">{converted}</div>' if block else converted]
         end = match.end()

@@ -317,28 +317,35 @@ class Tab:
         return self.visit
 
 
-#: axe-core runs on the whole page but MathML, the figures' SVG and code blocks: its
-#: colour-contrast rule costs seconds per page on their many small elements, and PROBE_JS
-#: checks all three itself (``math_contrast``; figure text, axes, data lines and text
-#: alternative; every token colour of the code shown). Code blocks then get every other
-#: rule in a second, quick run (:data:`AXE_CODE`).
-#: Hidden tab panels (the source tab of each snippet) are skipped too: axe ignores hidden
-#: content anyway, but finding that out costs seconds on their thousands of code tokens.
-AXE_CONTEXT = {"exclude": [["math"], ["figure.sdpa-figure svg"], [".highlight code"], ["[data-axe-hidden]"]]}
-AXE_CODE = ({"include": [[".highlight code"]], "exclude": [["[data-axe-hidden]"]]},
-            {"resultTypes": ["violations"], "rules": {"color-contrast": {"enabled": False}}})
+#: axe-core runs twice on a page. Every rule but the colour ones checks the whole page,
+#: in the light scheme only (the dark one is the same DOM). The colour rules then check it
+#: in each scheme, but MathML, the figures' SVG and code blocks: colour-contrast costs
+#: seconds on their many small elements, and PROBE_JS checks their colours itself
+#: (``math_contrast``; figure text, axes and data lines; every token colour of the code).
+#: Hidden tab panels (the source tab of each snippet) are skipped by both: axe ignores
+#: hidden content anyway, but finding that out costs seconds on their thousands of tokens.
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+AXE_STRUCTURE = ({"exclude": [["[data-axe-hidden]"]]},
+                 {"resultTypes": ["violations"], "rules": {rule: {"enabled": False} for rule in COLOUR_RULES}})
+AXE_COLOUR = ({"exclude": [["math"], ["figure.sdpa-figure svg"], [".highlight code"], ["[data-axe-hidden]"]]},
+              {"resultTypes": ["violations"], "runOnly": {"type": "rule", "values": COLOUR_RULES}})
 MARK_HIDDEN_TABS_JS = """
 () => document.querySelectorAll('.tabbed-block').forEach(block => {
   if (!block.checkVisibility()) block.setAttribute('data-axe-hidden', '');
 })
 """
-#: Every rule in the light scheme; in the dark one only the rules that colours can break
-#: (the rest read the same DOM twice and double the time).
-AXE_OPTIONS = {
-    "light": {"resultTypes": ["violations"]},
-    "dark": {"resultTypes": ["violations"],
-             "runOnly": {"type": "rule", "values": ["color-contrast", "link-in-text-block"]}},
-}
+
+
+def _axe(page, script: str, scheme: str) -> list[dict]:
+    """axe-core's violations on the page loaded in ``page`` (see :data:`AXE_STRUCTURE`)."""
+    page.evaluate(MARK_HIDDEN_TABS_JS)
+    page.evaluate(script)
+    runs = [AXE_STRUCTURE, AXE_COLOUR] if scheme == "light" else [AXE_COLOUR]
+    return [violation for context, options in runs
+            for violation in page.evaluate("([context, options]) => axe.run(context, options)",
+                                           [context, options])["violations"]]
+
+
 #: An identifier, an operator and a number of a formula: each must be drawn with the
 #: shipped STIX Math, not a system fallback.
 MATH_SELECTORS = ("math mi", ".sdpa-math math mo", ".sdpa-math math mn")
@@ -358,15 +365,12 @@ def _math_fonts(tab: Tab) -> dict:
     return {"loaded": loaded, "used": used}
 
 
-def _visit(tab: Tab, axe, source: str, scheme: str) -> Visit:
+def _visit(tab: Tab, axe_script: str, source: str, scheme: str) -> Visit:
     """Load one page at desktop width, probe it, run axe, then narrow it to 375 px."""
     record, page = tab.load(source), tab.page
     probed = page.evaluate(PROBE_JS)
     record.figures, record.math, record.code = probed["figures"], probed["math"], probed["code"]
-    page.evaluate(MARK_HIDDEN_TABS_JS)
-    violations = axe.run(page, context=AXE_CONTEXT, options=AXE_OPTIONS[scheme]).response["violations"]
-    if scheme == "light" and page.locator(".highlight code").count():
-        violations += axe.run(page, *AXE_CODE).response["violations"]
+    violations = _axe(page, axe_script, scheme)
     record.axe = [
         {"id": v["id"], "impact": v["impact"], "help": v["help"],
          "nodes": [n["target"] for n in v["nodes"][:3]]}
@@ -411,13 +415,13 @@ class Visits:
             from playwright.sync_api import sync_playwright
 
             with serve(site) as base, sync_playwright() as playwright:
-                browser, axe = launch(playwright), Axe()
+                browser, axe_script = launch(playwright), Axe().axe_script
                 tabs = {scheme: Tab(browser, base, scheme) for scheme in SCHEMES}
                 for key in order:
                     if self.stopping:
                         break
                     try:
-                        record = _visit(tabs[key[1]], axe, *key)
+                        record = _visit(tabs[key[1]], axe_script, *key)
                     except Exception as error:  # noqa: BLE001 - handed to that visit's tests
                         self.failed[key] = error
                         continue

@@ -118,6 +118,24 @@ def _standalone(svg: str) -> str:
     return f'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n{svg}\n'
 
 
+_GROUP = re.compile(r"<g>\n?|<g\s[^>]*>|</g>\n?")
+
+
+def _without_bare_groups(svg: str) -> str:
+    """Drop every ``<g>`` that has no attribute left (matplotlib wraps each artist in one,
+    named by an ``id`` nothing refers to): it draws nothing, and half a figure's elements
+    were such groups, each one more node for the browser to lay out on every page."""
+    kept: list[bool] = []
+
+    def group(tag: re.Match) -> str:
+        if tag.group(0).startswith("</g>"):
+            return tag.group(0) if kept.pop() else ""
+        kept.append(not tag.group(0).startswith("<g>"))
+        return tag.group(0) if kept[-1] else ""
+
+    return _GROUP.sub(group, svg)
+
+
 def themed(svg: str, prefix: str) -> str:
     """An SVG as matplotlib wrote it (under ``sdpa.figures.STYLE``), made to follow the page."""
     ink, shades = colours()
@@ -151,6 +169,7 @@ def themed(svg: str, prefix: str) -> str:
         return f' class="{_CLASSES[kind.group(1)]}"' if kind else ""
 
     svg = re.sub(r'\s\bid="([^"]+)"', ids, svg)
+    svg = _without_bare_groups(svg)
     svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
     svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
     svg = re.sub(r'aria-labelledby="([^"]+)"', rf'aria-labelledby="{prefix}-\1"', svg)

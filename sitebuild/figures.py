@@ -130,6 +130,8 @@ def _without_bare_groups(svg: str) -> str:
     def group(tag: re.Match) -> str:
         if tag.group(0).startswith("</g>"):
             return tag.group(0) if kept.pop() else ""
+        if tag.group(0).endswith("/>"):  # an empty group: nothing to match
+            return tag.group(0)
         kept.append(not tag.group(0).startswith("<g>"))
         return tag.group(0) if kept[-1] else ""
 

@@ -79,6 +79,7 @@ def test_the_figure_html_carries_its_data_and_the_build_themes_it():
     with figure as (left, right):
         left.plot([1, 2], [3, 4], color=sdpa.PALETTE[1])
         right.plot([1, 2], [4, 3], color=sdpa.INK)
+        right.plot([], [])  # an empty line: matplotlib writes an empty group for it
     assert figure.html.count("<svg") == 2 and "\n\n" not in figure.html
     assert f'<script type="text/csv" class="sdpa-figure-data">\n{figure.csv}</script>' in figure.html
     svg = re.search(r"<svg\b.*?</svg>", figure.html, re.S).group(0)
@@ -89,6 +90,10 @@ def test_the_figure_html_carries_its_data_and_the_build_themes_it():
     assert ids and all(i.startswith("themed-") for i in ids)
     assert 'aria-labelledby="themed-title"' in inline and 'id="themed-title">Alt &amp; text.<' in inline
     assert 'width="' not in inline.split(">", 1)[0] and "max-width" in inline.split(">", 1)[0]
+    # No group without attributes is left, and every group that stays is closed.
+    assert svg.count("<g>") > 0 and inline.count("<g>") == 0 and "<g/>" not in inline
+    assert "<g class=\"mpl-line\"/>" in inline
+    assert len(re.findall(r"<g\b[^>]*[^/]>", inline)) == inline.count("</g>") > 0
 
 
 def test_a_real_figure_csv_holds_its_snippet_numbers(run_snippet):

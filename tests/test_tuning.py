@@ -25,6 +25,12 @@ NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
 D_KS = TUNING.d_ks
 
 
+def at(values: list, d_k: int):
+    """The entry for ``d_k`` of a list with one entry per d_k of the sweeps (``D_KS``)."""
+    return values[D_KS.index(d_k)]
+
+
+
 def se(values: torch.Tensor) -> float:
     return values.std().item() / math.sqrt(len(values))
 
@@ -98,8 +104,8 @@ def test_with_sgd_1_over_dk_falls_behind_as_dk_grows(tuned):
         inv, sqrt = (tuned[("sgd", d_k, rule)].confirm_loss.mean().item() for rule in (INV, SQRT))
         return inv / sqrt
 
-    ratios = [ratio(d_k) for d_k in D_KS]
-    assert ratios == sorted(ratios) and ratios[0] < 1 < 2 < ratios[-1]
+    ratios = [ratio(d_k) for d_k in sorted(D_KS)]
+    assert ratios == sorted(ratios) and ratio(16) < 1 < 2 < ratio(256)
     assert clearly_above(tuned[("sgd", 256, INV)].confirm_loss,
                          tuned[("sgd", 256, SQRT)].confirm_loss), "clearly above at 256"
     arm = tuned[("sgd", 256, INV)]
@@ -177,14 +183,14 @@ def test_adam_unscaled_best_rate_does_not_follow_the_prediction(transfer):
     r = transfer[("adam", NONE)]
     predicted = [d ** r["predicted"] for d in D_KS]  # 1/2, 1/2.8, 1/4
     assert all(1 / 1.7 < ratio < 1.7 for ratio in r["ratio"]), "within a factor 1.7 of 1/sqrt"
-    assert r["ratio"][-1] > 2 * predicted[-1]  # at d_k = 256: more than twice the prediction
+    assert at(r["ratio"], 256) > 2 * at(predicted, 256)  # more than twice the prediction
     assert r["relative_slope"] > r["predicted"] + 0.1  # flatter than -1/4
 
 
 def test_sgd_unscaled_best_rate_falls_with_dk_as_predicted_in_direction(transfer):
     r = transfer[("sgd", NONE)]
     predicted = [d ** r["predicted"] for d in D_KS]
-    assert r["ratio"][-1] / r["ratio"][0] < 1 / 1.7  # falls by at least 1.7x from 16 to 256
+    assert at(r["ratio"], 256) / at(r["ratio"], 16) < 1 / 1.7  # falls by at least 1.7x
     assert all(m > p for m, p in zip(r["ratio"], predicted))  # but stays above the prediction
     assert -0.75 < r["relative_slope"] < -0.15
 
@@ -197,11 +203,11 @@ def test_adam_inverse_dk_follows_the_predicted_slope_roughly(transfer):
 def test_only_sgd_keeps_the_scaled_rules_best_rate(transfer):
     sgd, adam = transfer[("sgd", SQRT)]["best"], transfer[("adam", SQRT)]["best"]
     assert max(sgd) / min(sgd) < 2  # SGD: one rate serves every d_k
-    assert adam[-1] / adam[0] < 0.5  # Adam: the best rate falls with d_k
+    assert at(adam, 256) / at(adam, 16) < 0.5  # Adam: the best rate falls with d_k
     assert transfer[("adam", SQRT)]["slope"] < -0.25
     for rule in Scale:  # "and so do the other rules' best rates"
         best = transfer[("adam", rule)]["best"]
-        assert best[-1] < best[0]
+        assert at(best, 256) < at(best, 16)
 
 
 # ---------------------------------------------------------------- a learned temperature

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -247,7 +248,7 @@ def pytest_collection_finish(session):
     offline = network_can_be_cut()
     command, env = mkdocs_process("build", "--clean", "-d", str(site), offline=offline, SDPA_JOBS=PARALLEL_JOBS)
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, preexec_fn=lambda: os.nice(BACKGROUND_NICENESS))
+                               text=True, preexec_fn=lambda: os.nice(BACKGROUND_NICENESS), start_new_session=True)
     session.config.stash[_PARALLEL] = (process, site, offline)
 
 
@@ -255,8 +256,9 @@ def pytest_unconfigure(config):
     for _, _, stop in _WHEN_BUILT:
         stop()
     process, site, _ = config.stash.get(_PARALLEL, (None, None, None))
-    if process is not None and process.poll() is None:
-        process.kill()
+    if process is not None and process.poll() is None:  # the session ended first (-x, Ctrl-C)
+        # The whole process group: its workers and their forkserver hold its output open.
+        os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
     if site is not None:
         shutil.rmtree(site, ignore_errors=True)

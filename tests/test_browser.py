@@ -81,6 +81,26 @@ def test_the_browser_tests_cover_every_built_page(built_site):
     assert not missing, f"nav pages that were not built: {missing}"
 
 
+def test_every_navigation_landmark_has_a_name(built_site):
+    """Screen readers list a page's navigation landmarks by name: each ``<nav>`` has an
+    ``aria-label``, or an ``aria-labelledby`` whose element has text (Material's own
+    section navs did not: ``sitebuild/theme/partials/nav-item.html``)."""
+    unnamed = []
+    for path in sorted(built_site.rglob("*.html")):
+        html = path.read_text()
+        for attrs in re.findall(r"<nav\b([^>]*)>", html):
+            label = re.search(r'aria-label="([^"]*)"', attrs)
+            labelled_by = re.search(r'aria-labelledby="([^"]*)"', attrs)
+            name = label.group(1) if label else ""
+            if labelled_by:
+                target_id = re.escape(labelled_by.group(1))
+                target = re.search(rf'<(\w+)\b[^>]*\bid="{target_id}"[^>]*>(.*?)</\1>', html, re.S)
+                name = re.sub(r"<[^>]+>", "", target.group(2)) if target else ""
+            if not name.strip():
+                unnamed.append(f"{path.relative_to(built_site)}: <nav{attrs}>")
+    assert not unnamed, f"navigation landmarks without a name: {unnamed[:5]} ({len(unnamed)} in all)"
+
+
 # ---- one browser, one visit per page and scheme ------------------------------------------
 
 

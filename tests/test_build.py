@@ -78,6 +78,11 @@ def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(built_si
     assert not different, f"files that differ between the serial and the parallel build: {different}"
 
 
+def test_the_site_publishes_no_tool_configuration(built_site):
+    """docs/ruff.toml (the lint width of what readers see) stays out of the site."""
+    assert not list(built_site.glob("*.toml"))
+
+
 def test_build_report_lists_every_snippet_and_figure(built_site):
     report = json.loads((built_site / "build-report.json").read_text())
     ran = {entry["snippet"] for entry in report["snippets"]}
@@ -137,6 +142,7 @@ def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_
     config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
     config["nav"] = [{"Home": "index.md"}, {"Fine": "fine.md"}]
     config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
+    config["theme"]["custom_dir"] = str(REPO / config["theme"]["custom_dir"])
     config.pop("extra_css", None)
     for extension in config["markdown_extensions"]:
         if isinstance(extension, dict) and "pymdownx.snippets" in extension:

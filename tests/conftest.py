@@ -23,10 +23,11 @@ for path in (SNIPPETS, REPO):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+from sdpa import env  # noqa: E402  (the environment variables' names; imports no torch)
 from sitebuild.fences import executed_fences  # noqa: E402
 
 #: The variable through which sdpa.runtime adds an offset to every seed.
-SEED_OFFSET_ENV = "SDPA_SEED_OFFSET"
+SEED_OFFSET_ENV = env.SEED_OFFSET
 
 
 def pytest_addoption(parser):

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from conftest import DOCS, REPO, SNIPPETS
-from sdpa import runtime
+from sdpa import env, runtime
 from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectral_norm,
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
 from sdpa.experiments import (Arm, GPTSweep, RecallExperiment, gpt_model, lr_sensitivity,
@@ -82,7 +82,7 @@ def test_entropy_softcap_and_qk_norm():
 
 
 def test_seeded_builds_the_same_layer_and_restores_the_global_generator(monkeypatch):
-    monkeypatch.delenv(runtime.SEED_OFFSET_ENV, raising=False)
+    monkeypatch.delenv(env.SEED_OFFSET, raising=False)
     torch.manual_seed(123)
     expected_next = torch.rand(3)
     torch.manual_seed(123)
@@ -92,7 +92,7 @@ def test_seeded_builds_the_same_layer_and_restores_the_global_generator(monkeypa
     with runtime.seeded(7):
         b = nn.Linear(8, 4)
     assert torch.equal(a.weight, b.weight)
-    monkeypatch.setenv(runtime.SEED_OFFSET_ENV, "1")
+    monkeypatch.setenv(env.SEED_OFFSET, "1")
     with runtime.seeded(6):
         c = nn.Linear(8, 4)
     assert torch.equal(a.weight, c.weight), "the seed offset applies"
@@ -325,3 +325,37 @@ def test_experiments_trained_together_equal_their_separate_runs():
             assert torch.equal(getattr(history.metrics, field), getattr(alone.metrics, field))
     with pytest.raises(ValueError):
         run_recalls((adam, dataclasses.replace(sgd, d_k=16)))
+
+
+def test_memo_keys_on_the_seed_offset_the_device_and_the_profile(monkeypatch):
+    """One memo for every experiment: a run under another seed offset, device or profile
+    is another result, and ``f()`` is ``f(default)``."""
+    calls = []
+
+    @runtime.memo
+    def run(config, steps=3):
+        calls.append((config, steps, runtime.context()))
+        return len(calls)
+
+    for name in (env.SEED_OFFSET, env.DEVICE, env.PROFILE):
+        monkeypatch.delenv(name, raising=False)
+    assert run("a") == run("a", 3) == run(config="a", steps=3) == 1
+    monkeypatch.setenv(env.SEED_OFFSET, "5")
+    assert run("a") == 2
+    monkeypatch.setenv(env.PROFILE, "full")
+    assert run("a") == 3
+    monkeypatch.setenv(env.DEVICE, "cpu")
+    assert run("a") == 3  # the CPU is what torch picked anyway: the same run
+    monkeypatch.setenv(env.PROFILE, "fast")
+    with pytest.raises(ValueError, match="quick, full"):
+        run("a")
+
+
+def test_import_sdpa_loads_neither_torch_nor_matplotlib():
+    """The build reads the environment names and the figures' palette and markup from
+    ``sdpa.env`` and ``sdpa.style`` without paying for torch."""
+    code = ("import sys, sdpa, sdpa.env, sdpa.style; "
+            "print(sorted({'torch', 'matplotlib', 'numpy'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=REPO / "snippets")
+    assert out.stdout.strip() == "[]"

@@ -4,15 +4,38 @@
   Jacobian), the soft cap and QK-norm;
 * ``sdpa.tasks``: the data (associative recall, copy, planted scores);
 * ``sdpa.models``: the one-head recall model and the small GPT, as ``nn.Module``s;
-* ``sdpa.training``: ``torch.optim`` and the ensemble that trains many runs as one;
-* ``sdpa.experiments``: the pages' experiments, frozen configurations with typed results;
-* ``sdpa.runtime``, ``sdpa.figures``, ``sdpa.tables``: device and seeds, SVG figures,
-  Markdown tables (the names below are the ones snippets use most).
+* ``sdpa.training``: the plain training loop on ``torch.optim``, and the ensemble that
+  trains many runs as one;
+* the experiments, frozen configurations with typed results (see the Code pages);
+* ``sdpa.runtime``, ``sdpa.figures``, ``sdpa.tables``: device, seeds and the memo, SVG
+  figures, Markdown tables; ``sdpa.env`` and ``sdpa.style``: the environment variables
+  and the figures' colours and markup, in modules that import neither torch nor
+  matplotlib (the build reads them).
+
+The names below are the ones snippets use most (``sdpa.seed``, ``sdpa.Figure``, ...).
+They load their module on first use, so ``import sdpa.env`` or ``import sdpa.style``
+costs no torch import.
 """
 
-from sdpa.runtime import device, generator, seed, seeded
-from sdpa.figures import INK, PALETTE, Figure, svg_figure
-from sdpa.tables import markdown_table, fmt
+from importlib import import_module
 
-__all__ = ["device", "generator", "seed", "seeded", "Figure", "svg_figure", "INK", "PALETTE",
-           "markdown_table", "fmt"]
+_HOMES = {
+    "device": "sdpa.runtime", "generator": "sdpa.runtime", "seed": "sdpa.runtime",
+    "seeded": "sdpa.runtime", "profile": "sdpa.runtime",
+    "Figure": "sdpa.figures", "INK": "sdpa.style", "PALETTE": "sdpa.style",
+    "markdown_table": "sdpa.tables", "fmt": "sdpa.tables",
+}
+
+__all__ = list(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'sdpa' has no attribute {name!r}")
+    value = getattr(import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -28,7 +28,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
+
 from typing import Literal
 
 import torch
@@ -38,7 +38,7 @@ from sdpa.attention import Scale, entropy
 from sdpa.models import (GPT, GPTConfig, RecallBlock, RecallHead, RecallOutput,
                          init_unit_variance, qk_norm_bound)
 from sdpa.runtime import device as default_device
-from sdpa.runtime import generator, seeded
+from sdpa.runtime import generator, memo, seeded
 from sdpa.tasks import RecallTask, copy_batch, recall_batches
 from sdpa.training import OPTIMIZER_LABELS, Ensemble, make_optimizer, member_losses
 
@@ -277,13 +277,13 @@ class _RecallRun:
         return out
 
 
-@cache
+@memo
 def run_recall(experiment: RecallExperiment) -> RecallHistory:
     """Train every member of ``experiment`` together; memoised by the (frozen) config."""
     return run_recalls((experiment,))[0]
 
 
-@cache
+@memo
 def run_recalls(experiments: tuple[RecallExperiment, ...]) -> tuple[RecallHistory, ...]:
     """Train experiments that differ only in optimiser, arms, learning rates and seeds as
     one ensemble, each with its own optimiser (fewer, larger computations: faster on a
@@ -307,7 +307,7 @@ def run_recalls(experiments: tuple[RecallExperiment, ...]) -> tuple[RecallHistor
                  for e, metrics in zip(experiments, run.shaped(records)))
 
 
-@cache
+@memo
 def recall_at_init(experiment: RecallExperiment, n_batches: int = 8) -> RecallHistory:
     """Every metric at initialisation, averaged over ``n_batches`` fresh batches.
 
@@ -419,7 +419,7 @@ def _structure(config: GPTConfig) -> GPTConfig:
     return dataclasses.replace(config, scale=Scale.INV_SQRT)
 
 
-@cache
+@memo
 def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
     """Every arm x learning rate x seed of ``sweep`` as one ensemble; the arms must share
     their structure. Returns records whose trailing axes are (arms, lrs, seeds)."""
@@ -474,7 +474,7 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
     return records.map(lambda t: t.view(*t.shape[:-1], *grid).transpose(-3, -2))
 
 
-@cache
+@memo
 def run_gpt(sweep: GPTSweep) -> GPTHistory:
     """Train every arm x learning rate x seed of ``sweep``; memoised by the (frozen) sweep.
 
@@ -533,7 +533,7 @@ class Ablation:
         )
 
 
-@cache
+@memo
 def run_ablation(ablation: Ablation = Ablation()) -> dict[tuple[Optimizer, int], RecallHistory]:
     """Every experiment of ``ablation``, keyed by (optimiser, d_k); the optimisers of one
     d_k train as one ensemble."""
@@ -779,7 +779,7 @@ class TunedArm:
         return self.best_lr * math.exp(shift * step)
 
 
-@cache
+@memo
 def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], TunedArm]:
     """Sweep, choose and confirm every rule at every (optimiser, d_k); memoised. The
     optimisers of one d_k and stage train as one ensemble."""

@@ -42,14 +42,12 @@ from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 from matplotlib.figure import Figure as _MplFigure  # noqa: E402
 from matplotlib.patches import Polygon  # noqa: E402
 
+from sdpa.style import (DATA_CLASS, EXPLORABLE_CLASS, EXPLORABLE_DATA_CLASS,  # noqa: E402
+                        EXPLORABLE_ID_PREFIX, FIGURE_CLASS, FIGURE_ID_PREFIX, INK, NARROW_CLASS,
+                        PALETTE, WIDE_CLASS)
 from sdpa.tables import caption_html  # noqa: E402
 
-#: Colour of text, axes and ticks; the site swaps it for ``currentColor`` so that the
-#: figure takes the page's foreground colour in light and in dark mode.
-INK = "#010203"
-
-#: Data colours chosen to read on both the white and the slate background.
-PALETTE = ["#4c8fe0", "#f0913a", "#3fb27f", "#e15759", "#b07cc6", "#c9a227", "#6bc4d6", "#9a9a9a"]
+__all__ = ["INK", "PALETTE", "STYLE", "Figure", "explorable", "plotted_data"]
 
 STYLE: dict[str, Any] = {
     "svg.fonttype": "none",  # real <text>: light, selectable, searchable
@@ -165,11 +163,11 @@ def _wrap(name: str, wide: str, narrow: str | None, caption: str, data: str) -> 
     if narrow is None:
         body = wide
     else:
-        body = (f'<div class="sdpa-wide">\n{wide}\n</div>\n'
-                f'<div class="sdpa-narrow">\n{narrow}\n</div>')
-    return (f'<figure class="sdpa-figure" id="fig-{name}">\n{body}\n'
+        body = (f'<div class="{WIDE_CLASS}">\n{wide}\n</div>\n'
+                f'<div class="{NARROW_CLASS}">\n{narrow}\n</div>')
+    return (f'<figure class="{FIGURE_CLASS}" id="{FIGURE_ID_PREFIX}{name}">\n{body}\n'
             f'<figcaption>{caption_html(caption)}</figcaption>\n'
-            f'<script type="text/csv" class="sdpa-figure-data">\n{data}</script>\n</figure>\n')
+            f'<script type="text/csv" class="{DATA_CLASS}">\n{data}</script>\n</figure>\n')
 
 
 def _svg(fig: _MplFigure, alt: str) -> str:
@@ -185,14 +183,6 @@ def _svg(fig: _MplFigure, alt: str) -> str:
     return "\n".join(line for line in svg.splitlines() if line.strip())
 
 
-def svg_figure(fig: _MplFigure, name: str, *, caption: str, alt: str) -> str:
-    """Render a figure built elsewhere (under :data:`STYLE`) to the same ``<figure>``."""
-    if not _SLUG.match(name):
-        raise ValueError(f"figure name {name!r}: use lowercase letters, digits and '-'")
-    with rc_context({**STYLE, "svg.hashsalt": name}):
-        return _wrap(name, _svg(fig, alt), None, caption, plotted_data(fig))
-
-
 # ---- explorable figures ------------------------------------------------------------------
 
 
@@ -203,10 +193,10 @@ def explorable(name: str, data: dict, *, caption: str) -> str:
         raise ValueError(f"figure name {name!r}: use lowercase letters, digits and '-'")
     payload = json.dumps(_rounded(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     payload = payload.replace("</", "<\\/")  # JSON's own escape: nothing closes the script
-    return (f'<figure class="sdpa-explorable" id="explore-{name}">\n'
+    return (f'<figure class="{EXPLORABLE_CLASS}" id="{EXPLORABLE_ID_PREFIX}{name}">\n'
             '<div class="sdpa-explorable-body"><noscript>This figure needs JavaScript; the '
             'table below holds its numbers.</noscript>'
-            '<script type="application/json" class="sdpa-explorable-data">'
+            f'<script type="application/json" class="{EXPLORABLE_DATA_CLASS}">'
             f'{payload}</script></div>\n'
             f'<figcaption>{caption_html(caption)}</figcaption>\n</figure>\n')
 

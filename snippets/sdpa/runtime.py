@@ -1,4 +1,4 @@
-"""Device, seeds and thread count: the run-time state every snippet shares.
+"""Device, profile, seeds, threads and the one memo: the run-time state every snippet shares.
 
 Seeding rule (every snippet and the library follow it): random numbers are drawn on the
 CPU from a generator made by :func:`generator` (or returned by :func:`seed`), and only
@@ -7,52 +7,59 @@ then moved to :func:`device`. CPU and GPU runs therefore start from the same num
     g = sdpa.seed(0)                                    # at the top of the snippet
     x = torch.randn(256, 64, generator=g).to(sdpa.device())
 
-Every seed passes through this module, which adds the integer in the environment
-variable ``SDPA_SEED_OFFSET`` (default 0): ``SDPA_SEED_OFFSET=1`` reruns every snippet and
-experiment with every seed shifted by one, to check that a claim does not hang on one draw.
+Every seed passes through this module, which adds the integer in ``SDPA_SEED_OFFSET``
+(default 0): ``SDPA_SEED_OFFSET=1`` reruns every snippet and experiment with every seed
+shifted by one, to check that a claim does not hang on one draw.
+
+A result depends on more than its configuration: on the seed offset, the device and the
+profile (the size of the experiments, ``quick`` or ``full``). :func:`memo` keys on all
+three, and every memoised experiment of the library uses it. The environment variables
+are named in :mod:`sdpa.env`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import functools
+import inspect
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 import torch
 
-#: Environment variable that forces the device: ``cpu`` or ``cuda``.
-DEVICE_ENV = "SDPA_DEVICE"
-#: Environment variable for the CPU thread count. It is fixed (default 1) because float
-#: reductions split across threads add in another order: a fixed count gives the same
-#: bits on every machine. The site's tensors are small, so one thread is also the
-#: fastest choice on a busy or a 2-core machine.
-THREADS_ENV = "SDPA_THREADS"
-#: Environment variable added to every seed (default 0).
-SEED_OFFSET_ENV = "SDPA_SEED_OFFSET"
+from sdpa import env
+
+F = TypeVar("F", bound=Callable)
 
 
 def device() -> torch.device:
     """CUDA when present, else the CPU; ``SDPA_DEVICE=cpu`` (or ``cuda``) overrides."""
-    wanted = os.environ.get(DEVICE_ENV, "").strip().lower()
+    wanted = env.wanted_device()
     if wanted:
         if wanted.startswith("cuda") and not torch.cuda.is_available():
-            raise RuntimeError(f"{DEVICE_ENV}={wanted} but torch sees no CUDA device")
+            raise RuntimeError(f"{env.DEVICE}={wanted} but torch sees no CUDA device")
         return torch.device(wanted)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def profile() -> str:
+    """``quick`` or ``full``: ``SDPA_PROFILE`` when set, else ``full`` on a GPU and
+    ``quick`` on a CPU. Each experiment states its size in both."""
+    return env.profile_for(str(device()))
+
+
 def fix_threads() -> None:
-    """Pin the CPU thread count so that parallel float reductions give the same bits."""
-    threads = int(os.environ.get(THREADS_ENV, "1"))
+    """Pin the CPU thread count (``SDPA_THREADS``, default 1) so that parallel float
+    reductions add in one order and give the same bits on every machine. The site's
+    tensors are small, so one thread is also the fastest choice on a 2-core machine."""
+    threads = env.threads()
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
 
 
-def seed_offset() -> int:
-    """The integer in ``SDPA_SEED_OFFSET`` (0 when unset)."""
-    return int(os.environ.get(SEED_OFFSET_ENV, "0") or 0)
+seed_offset = env.seed_offset
 
 
 def generator(seed: int) -> torch.Generator:
@@ -63,8 +70,8 @@ def generator(seed: int) -> torch.Generator:
 def seed(value: int = 0) -> torch.Generator:
     """Seed Python, NumPy and torch (CPU and CUDA); return ``generator(value)``.
 
-    Call it once at the top of a snippet and draw from the returned generator, so that
-    results do not depend on what ran before.
+    Call it once at the top of a snippet that draws random numbers, and draw from the
+    returned generator, so that results do not depend on what ran before.
     """
     fix_threads()
     value += seed_offset()
@@ -84,6 +91,35 @@ def seeded(seed: int) -> Iterator[None]:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed + seed_offset())
         yield
+
+
+def context() -> tuple[int, str, str]:
+    """What a result depends on besides its arguments: (seed offset, device, profile)."""
+    return seed_offset(), str(device()), profile()
+
+
+def memo(function: F) -> F:
+    """Remember ``function``'s results per process, keyed on its arguments (defaults
+    filled in, so ``f()`` and ``f(default)`` are one run) and on :func:`context`.
+
+    The arguments must be hashable: the experiments' frozen configurations are. Every
+    snippet that asks for the same run, in the build or in the test session, shares it;
+    a run under another seed offset, device or profile is another result.
+    """
+    signature = inspect.signature(function)
+    results: dict = {}
+
+    @functools.wraps(function)
+    def remembered(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = (context(), tuple(bound.arguments.items()))
+        if key not in results:
+            results[key] = function(*args, **kwargs)
+        return results[key]
+
+    remembered.cache_clear = results.clear
+    return remembered
 
 
 fix_threads()

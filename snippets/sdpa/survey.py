@@ -12,7 +12,7 @@ see the same draw, and a number quoted on two pages is one measurement::
     rows.one_hot()                     # share of rows whose largest weight is above 0.99
     rows.effective_keys.median()       # exp(entropy): how many keys a row really reads
 
-Everything is memoised per process (and per seed offset), so the build and the test
+Everything is memoised per process by :func:`sdpa.runtime.memo`, so the build and the test
 session each draw once.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache, cached_property, wraps
+from functools import cached_property
 
 import torch
 
@@ -35,23 +35,12 @@ ONE_HOT = 0.99
 SPREAD_TOKENS = 1000
 
 
-def memoised(function):
-    """``functools.cache`` keyed on the seed offset too (positional arguments only)."""
-    cached = cache(lambda offset, *args: function(*args))
-
-    @wraps(function)
-    def wrapper(*args):
-        return cached(runtime.seed_offset(), *args)
-
-    return wrapper
-
-
 def factor(rule: Scale, d_k: int, init: str = "unit") -> float:
     """The factor on unit-variance logits for a scale rule and an initialisation."""
     return rule.factor(d_k) * INITS[init]
 
 
-@memoised
+@runtime.memo
 def spread(d_k: int) -> float:
     """The standard deviation of the 10^6 scores of 1,000 queries against 1,000 keys."""
     g = runtime.generator(d_k)
@@ -61,7 +50,7 @@ def spread(d_k: int) -> float:
     return (q.to(dev) @ k.to(dev).T).std().item()
 
 
-@memoised
+@runtime.memo
 def logits(d_k: int, n_keys: int = 64) -> torch.Tensor:
     """Unscaled logits q·k, shape (N_ROWS, n_keys), float64 on the CPU."""
     g = runtime.generator(1_000_000 + 1_000 * n_keys + d_k)
@@ -119,7 +108,7 @@ class Rows:
         return (self.max_weight > threshold).double().mean().item()
 
 
-@memoised
+@runtime.memo
 def rows(d_k: int, scale: float, n_keys: int = 64) -> Rows:
     """The survey's rows of ``n_keys`` keys at head dimension ``d_k``, logits times ``scale``."""
     return Rows(logits(d_k, n_keys) * scale)

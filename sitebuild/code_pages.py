@@ -69,6 +69,8 @@ class Module:
             if isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     module.imported[alias.asname or alias.name] = (_absolute(node, package), alias.name)
+            elif _lazy_names(node):  # the package's names that load their module on first use
+                module.imported.update({name: (home, name) for name, home in _lazy_names(node).items()})
             kind, names = _defines(node)
             first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             while first > 1 and source_lines[first - 2].lstrip().startswith("#"):  # comments above it
@@ -101,6 +103,14 @@ class Module:
             blocks.append(f'```python linenums="{part.start}"{title}\n'
                           f'--8<-- "{self.file}:{part.start}:{part.end}"\n```')
         return "\n\n".join(block for block in blocks if block) + "\n"
+
+
+def _lazy_names(node: ast.stmt) -> dict[str, str]:
+    """``_HOMES = {"seed": "sdpa.runtime", ...}`` in ``sdpa/__init__.py``: each name the
+    package gives on first use, and the module it comes from."""
+    if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_HOMES"]:
+        return ast.literal_eval(node.value)
+    return {}
 
 
 def _defines(node: ast.stmt) -> tuple[str, list[str]]:

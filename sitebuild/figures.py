@@ -22,31 +22,21 @@ The drawings stand aside while the search plugin reads the page (see :data:`_ASI
 
 from __future__ import annotations
 
-import ast
-import functools
 import re
 from pathlib import Path
 
+from sdpa.style import DATA_CLASS, EXPLORABLE_CLASS, FIGURE_CLASS, FIGURE_ID_PREFIX, INK, PALETTE
 from sitebuild.readable import readable
 
-FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-(?P<name>[a-z0-9-]+)">(?P<body>.*?)</figure>', re.S)
+_OPEN = f'<figure class="{FIGURE_CLASS}"'
+FIGURE = re.compile(
+    rf'{re.escape(_OPEN)} id="{re.escape(FIGURE_ID_PREFIX)}(?P<name>[a-z0-9-]+)">(?P<body>.*?)</figure>', re.S)
 # Attributes in any order: the notebook page's HTML passes through an HTML parser that sorts them.
-DATA = re.compile(r'\s*<script\b[^>]*\bclass="sdpa-figure-data"[^>]*>\n(?P<csv>.*?)</script>', re.S)
+DATA = re.compile(rf'\s*<script\b[^>]*\bclass="{re.escape(DATA_CLASS)}"[^>]*>\n(?P<csv>.*?)</script>', re.S)
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
-EXPLORABLE_CAPTION = re.compile(r'(<figure class="sdpa-explorable"[^>]*>.*?)(<figcaption>.*?</figcaption>)', re.S)
+EXPLORABLE_CAPTION = re.compile(
+    rf'(<figure class="{re.escape(EXPLORABLE_CLASS)}"[^>]*>.*?)(<figcaption>.*?</figcaption>)', re.S)
 FOLDER = "figures"
-LIBRARY_FIGURES = Path(__file__).resolve().parents[1] / "snippets" / "sdpa" / "figures.py"
-
-
-@functools.cache
-def colours() -> tuple[str, list[str]]:
-    """``sdpa.figures.INK`` and ``PALETTE``, read from the module's source: importing the
-    library would bring torch and matplotlib into the MkDocs process, which in a parallel
-    build runs no snippet and needs neither."""
-    found = {target.id: ast.literal_eval(node.value)
-             for node in ast.parse(LIBRARY_FIGURES.read_text()).body if isinstance(node, ast.Assign)
-             for target in node.targets if isinstance(target, ast.Name) and target.id in ("INK", "PALETTE")}
-    return found["INK"], found["PALETTE"]
 
 
 #: Each page's drawings, set aside from ``on_page_content`` to ``on_post_page``: in
@@ -59,7 +49,7 @@ PLACE = re.compile(r"<!-- sdpa-drawing (\d+) -->")
 
 def on_page_content(html: str, page, config, files) -> str:
     html = EXPLORABLE_CAPTION.sub(lambda m: m[1] + _outside_code(m[2], readable), html)
-    if '<figure class="sdpa-figure"' not in html:
+    if _OPEN not in html:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER
     html = FIGURE.sub(lambda match: _figure(match, folder), html)
@@ -96,7 +86,7 @@ def _figure(match: re.Match, folder: Path) -> str:
     # The first SVG is the wide layout, a second one the stacked copy for phones.
     inline = iter(themed(svg, f"{name}-narrow" if i else name) for i, svg in enumerate(svgs))
     body = SVG.sub(lambda _: next(inline), body)
-    return f'<figure class="sdpa-figure" id="fig-{name}">{body}</figure>'
+    return f'{_OPEN} id="{FIGURE_ID_PREFIX}{name}">{body}</figure>'
 
 
 _CLASSES = {"matplotlib.axis": "mpl-axis", "line2d": "mpl-line"}
@@ -140,8 +130,7 @@ def _without_bare_groups(svg: str) -> str:
 
 def themed(svg: str, prefix: str) -> str:
     """An SVG as matplotlib wrote it (under ``sdpa.figures.STYLE``), made to follow the page."""
-    ink, shades = colours()
-    index = {colour.lower(): i for i, colour in enumerate(shades)}
+    index = {colour.lower(): i for i, colour in enumerate(PALETTE)}
 
     def palette(style: re.Match) -> str:
         def swap(colour: re.Match) -> str:
@@ -151,7 +140,7 @@ def themed(svg: str, prefix: str) -> str:
         return re.sub(r"#[0-9a-fA-F]{6}\b", swap, style.group(0))
 
     svg = re.sub(r"<style type=\"text/css\">.*?</style>\s*", "", svg, flags=re.S)  # site.css has it
-    svg = svg.replace(ink, "currentColor")
+    svg = svg.replace(INK, "currentColor")
     svg = re.sub(r'style="[^"]*"', palette, svg)
     # Lighter: no indentation, no no-op rotation, and text takes its font and its colour
     # from site.css (the page's text colour) unless it has a colour of its own.

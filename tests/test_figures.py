@@ -7,14 +7,17 @@ import csv
 import io
 import math
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 import pytest
 
 import sdpa
+from conftest import REPO
 from sdpa.figures import CSV_COLUMNS
-from sitebuild.figures import colours, themed
+from sitebuild.figures import themed
 
 FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-([a-z0-9-]+)">(.*?)</figure>', re.S)
 
@@ -133,5 +136,10 @@ def test_the_built_csv_is_the_snippets_csv(built_site, run_snippet):
     assert (built_site / "derivation" / "figures" / "gap-growth.csv").read_text() == run.namespace["figure"].csv
 
 
-def test_the_build_reads_the_library_colours_without_importing_it():
-    assert colours() == (sdpa.figures.INK, sdpa.figures.PALETTE)
+def test_the_build_reads_the_figure_format_without_torch_or_matplotlib():
+    """The MkDocs process of a parallel build runs no snippet: the theming and the build
+    report read the colours and the markup from sdpa.style, which loads neither."""
+    code = ("import sys; sys.path.insert(0, '.'); import sitebuild.figures, sitebuild.report; "
+            "print(sorted({'torch', 'matplotlib', 'numpy'} & set(sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"

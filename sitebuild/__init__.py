@@ -11,6 +11,7 @@ module per job:
 * ``report``: ``build-report.json``;
 * ``notebook``: the lab notebook's cache, cell ids and ``.ipynb`` download;
 * ``math``: TeX to MathML at build time (an extension);
+* ``markup``: the SVG and MathML that ``figures`` and ``math`` rewrite, read as trees;
 * ``markdown_exec_adapter``: all that depends on markdown-exec's inner workings;
 * ``valid_html``: what the Nu HTML checker would reject, fixed where it is made (a hook).
 

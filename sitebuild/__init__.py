@@ -11,6 +11,18 @@ module per job:
 * ``report``: ``build-report.json``;
 * ``notebook``: the lab notebook's cache, cell ids and ``.ipynb`` download;
 * ``math``: TeX to MathML at build time (an extension);
+* ``markup``: the SVG and MathML that ``figures`` and ``math`` rewrite, read as trees;
 * ``markdown_exec_adapter``: all that depends on markdown-exec's inner workings;
 * ``valid_html``: what the Nu HTML checker would reject, fixed where it is made (a hook).
+
+The build reads what it shares with the library from the library's modules that import
+neither torch nor matplotlib (``sdpa.style``: the figures' colours and markup), so the
+library's folder is put on ``sys.path`` here, before any of these modules is imported.
 """
+
+import sys
+from pathlib import Path
+
+_LIBRARY = Path(__file__).resolve().parents[1] / "snippets"  # holds the package sdpa
+if str(_LIBRARY) not in sys.path:
+    sys.path.insert(0, str(_LIBRARY))

@@ -16,37 +16,33 @@ such figure on a page, this step
   with the figure's name (several figures share a page), coordinates are kept to 0.1 pt,
   and CSS sizes it.
 
+The figure's markup is named in ``sdpa.style``, which the library writes it from. Each SVG
+is edited as a tree of elements (``sitebuild/markup.py``), read once and written twice:
+as drawn for the download, and themed for the page.
+
 It works on the page's HTML alone, so cached or parallel snippet runs need nothing more.
 The drawings stand aside while the search plugin reads the page (see :data:`_ASIDE`).
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 from pathlib import Path
 
+from sdpa.style import DATA_CLASS, EXPLORABLE_CLASS, FIGURE_CLASS, FIGURE_ID_PREFIX, INK, PALETTE
+from sitebuild import markup
 from sitebuild.readable import readable
 
-FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-(?P<name>[a-z0-9-]+)">(?P<body>.*?)</figure>', re.S)
+_OPEN = f'<figure class="{FIGURE_CLASS}"'
+FIGURE = re.compile(
+    rf'{re.escape(_OPEN)} id="{re.escape(FIGURE_ID_PREFIX)}(?P<name>[a-z0-9-]+)">(?P<body>.*?)</figure>', re.S)
 # Attributes in any order: the notebook page's HTML passes through an HTML parser that sorts them.
-DATA = re.compile(r'\s*<script\b[^>]*\bclass="sdpa-figure-data"[^>]*>\n(?P<csv>.*?)</script>', re.S)
+DATA = re.compile(rf'\s*<script\b[^>]*\bclass="{re.escape(DATA_CLASS)}"[^>]*>\n(?P<csv>.*?)</script>', re.S)
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
-EXPLORABLE_CAPTION = re.compile(r'(<figure class="sdpa-explorable"[^>]*>.*?)(<figcaption>.*?</figcaption>)', re.S)
+EXPLORABLE_CAPTION = re.compile(
+    rf'(<figure class="{re.escape(EXPLORABLE_CLASS)}"[^>]*>.*?)(<figcaption>.*?</figcaption>)', re.S)
 FOLDER = "figures"
-LIBRARY_FIGURES = Path(__file__).resolve().parents[1] / "snippets" / "sdpa" / "figures.py"
-
-
-@functools.cache
-def colours() -> tuple[str, list[str]]:
-    """``sdpa.figures.INK`` and ``PALETTE``, read from the module's source: importing the
-    library would bring torch and matplotlib into the MkDocs process, which in a parallel
-    build runs no snippet and needs neither."""
-    found = {target.id: ast.literal_eval(node.value)
-             for node in ast.parse(LIBRARY_FIGURES.read_text()).body if isinstance(node, ast.Assign)
-             for target in node.targets if isinstance(target, ast.Name) and target.id in ("INK", "PALETTE")}
-    return found["INK"], found["PALETTE"]
 
 
 #: Each page's drawings, set aside from ``on_page_content`` to ``on_post_page``: in
@@ -59,7 +55,7 @@ PLACE = re.compile(r"<!-- sdpa-drawing (\d+) -->")
 
 def on_page_content(html: str, page, config, files) -> str:
     html = EXPLORABLE_CAPTION.sub(lambda m: m[1] + _outside_code(m[2], readable), html)
-    if '<figure class="sdpa-figure"' not in html:
+    if _OPEN not in html:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER
     html = FIGURE.sub(lambda match: _figure(match, folder), html)
@@ -81,25 +77,26 @@ def on_post_page(output: str, page, config) -> str:
 def _figure(match: re.Match, folder: Path) -> str:
     name, body = match.group("name"), match.group("body")
     data = DATA.search(body)
-    body = re.sub(r"(<title\b[^>]*>)(.*?)(</title>)", lambda m: m[1] + readable(m[2]) + m[3], body, flags=re.S)
-    body = re.sub(r"<figcaption>.*?</figcaption>", lambda m: _outside_code(m[0], readable), body, flags=re.S)
-    svgs = [compact(svg) for svg in SVG.findall(body)]
+    svgs = SVG.findall(body)
     if data is None or not svgs:
         return match.group(0)  # not made by sdpa.Figure: leave it as it is
+    drawings = [markup.parse(svg) for svg in svgs]
+    for drawing in drawings:
+        for title in drawing.iter("title"):
+            title.text = readable(title.text or "")
+        _compact(drawing)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.svg").write_text(_standalone(svgs[0]), encoding="utf-8")
+    (folder / f"{name}.svg").write_text(_standalone(markup.write(drawings[0])), encoding="utf-8")
     (folder / f"{name}.csv").write_text(data.group("csv"), encoding="utf-8")
-    body = DATA.sub("", body)
+    body = re.sub(r"<figcaption>.*?</figcaption>", lambda m: _outside_code(m[0], readable), DATA.sub("", body),
+                  flags=re.S)
     links = (f' <span class="sdpa-downloads">Download: <a href="{FOLDER}/{name}.svg" download>'
              f'figure (SVG)</a> · <a href="{FOLDER}/{name}.csv" download>data (CSV)</a></span>')
     body = body.replace("</figcaption>", links + "</figcaption>", 1)
     # The first SVG is the wide layout, a second one the stacked copy for phones.
-    inline = iter(themed(svg, f"{name}-narrow" if i else name) for i, svg in enumerate(svgs))
+    inline = iter(_themed(drawing, f"{name}-narrow" if i else name) for i, drawing in enumerate(drawings))
     body = SVG.sub(lambda _: next(inline), body)
-    return f'<figure class="sdpa-figure" id="fig-{name}">{body}</figure>'
-
-
-_CLASSES = {"matplotlib.axis": "mpl-axis", "line2d": "mpl-line"}
+    return f'{_OPEN} id="{FIGURE_ID_PREFIX}{name}">{body}</figure>'
 
 
 def _outside_code(html: str, change) -> str:
@@ -107,78 +104,119 @@ def _outside_code(html: str, change) -> str:
     return "".join(part if part.startswith("<code>") else change(part) for part in parts)
 
 
-def compact(svg: str) -> str:
-    """Coordinates to 0.1 pt (finer than a pixel), in attributes only (never in text), and
-    one path per line."""
-    svg = re.sub(r'="([^"]*)"', lambda m: '="' + re.sub(r"(\d+\.\d)\d+", r"\1", m.group(1)) + '"', svg)
-    return re.sub(r" ?\n(?=[MLCQZz] |z)", " ", svg)
-
-
 def _standalone(svg: str) -> str:
     return f'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n{svg}\n'
 
 
-_GROUP = re.compile(r"<g>\n?|<g\s[^>]*>|</g>\n?")
+_DIGITS = re.compile(r"(?<=\d\.\d)\d+")  # the digits after a number's first decimal
+_PATH_BREAK = re.compile(r" ?\n(?=[MLCQZz] |z)")
 
 
-def _without_bare_groups(svg: str) -> str:
-    """Drop every ``<g>`` that has no attribute left (matplotlib wraps each artist in one,
-    named by an ``id`` nothing refers to): it draws nothing, and half a figure's elements
-    were such groups, each one more node for the browser to lay out on every page."""
-    kept: list[bool] = []
-
-    def group(tag: re.Match) -> str:
-        if tag.group(0).startswith("</g>"):
-            return tag.group(0) if kept.pop() else ""
-        if tag.group(0).endswith("/>"):  # an empty group: nothing to match
-            return tag.group(0)
-        kept.append(not tag.group(0).startswith("<g>"))
-        return tag.group(0) if kept[-1] else ""
-
-    return _GROUP.sub(group, svg)
+def _compact(svg: markup.Element) -> None:
+    """Coordinates to 0.1 pt (finer than a pixel), in attribute values (never in text),
+    and each path on one line."""
+    for element in svg.iter():
+        changed = {}
+        for name, value in element.attrib.items():
+            short = _DIGITS.sub("", value) if "." in value else value
+            if "\n" in short:
+                short = _PATH_BREAK.sub(" ", short)
+            if short != value:
+                changed[name] = short
+        element.attrib.update(changed)
 
 
 def themed(svg: str, prefix: str) -> str:
     """An SVG as matplotlib wrote it (under ``sdpa.figures.STYLE``), made to follow the page."""
-    ink, shades = colours()
-    index = {colour.lower(): i for i, colour in enumerate(shades)}
+    return _themed(markup.parse(svg), prefix)
 
-    def palette(style: re.Match) -> str:
-        def swap(colour: re.Match) -> str:
-            i = index.get(colour.group(0).lower())
-            return colour.group(0) if i is None else f"var(--sdpa-c{i}, {colour.group(0)})"
 
-        return re.sub(r"#[0-9a-fA-F]{6}\b", swap, style.group(0))
+_COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
+_SHADES = {colour.lower(): i for i, colour in enumerate(PALETTE)}
+_FONT = re.compile(r"font-family: [^;]*;? ?")
+_INK_FILL = re.compile(r";? ?fill: currentColor")
+_INDENT = re.compile(r"\n[ \t]+")
+_URL = re.compile(r"url\(#([^)]+)\)")
+_NO_ROTATION = re.compile(r"rotate\(-?0 [\d.]+ [\d.]+\)")
+_KIND = re.compile(r"(matplotlib\.axis|line2d)_\d+")
+_CLASSES = {"matplotlib.axis": "mpl-axis", "line2d": "mpl-line"}
+_SIZE = re.compile(r"[\d.]+pt")
 
-    svg = re.sub(r"<style type=\"text/css\">.*?</style>\s*", "", svg, flags=re.S)  # site.css has it
-    svg = svg.replace(ink, "currentColor")
-    svg = re.sub(r'style="[^"]*"', palette, svg)
-    # Lighter: no indentation, no no-op rotation, and text takes its font and its colour
-    # from site.css (the page's text colour) unless it has a colour of its own.
-    svg = re.sub(r"\n[ \t]+", "\n", svg)
-    svg = re.sub(r' transform="rotate\(-?0 [\d.]+ [\d.]+\)"', "", svg)
-    svg = re.sub(r"(<text [^>]*style=\"[^\"]*?)font-family: [^;\"]*;? ?", r"\1", svg)
-    svg = re.sub(r"(<text [^>]*style=\"[^\"]*?);? ?fill: currentColor", r"\1", svg)
-    # Ids: only those something refers to stay, prefixed with the figure's name so that
-    # figures never clash on a page; an axis and a plotted line keep a class instead.
-    referenced = set(re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"|aria-labelledby="([^"]+)"', svg))
-    referenced = {name for names in referenced for name in names if name}
 
-    def ids(match: re.Match) -> str:
-        if match.group(1) in referenced:
-            return f' id="{prefix}-{match.group(1)}"'
-        kind = re.match(r"(matplotlib\.axis|line2d)_\d+$", match.group(1))
-        return f' class="{_CLASSES[kind.group(1)]}"' if kind else ""
+@functools.lru_cache(maxsize=4096)  # a figure repeats a few styles thousands of times
+def _style(style: str, text: bool) -> str:
+    """A style attribute in the page's colours: the ink is ``currentColor``, each palette
+    colour ``var(--sdpa-cN, colour)``; a text's style leaves its font and its colour to
+    site.css (the page's text colour) unless it has a colour of its own."""
+    style = _COLOUR.sub(_shade, style.replace(INK, "currentColor"))
+    return _INK_FILL.sub("", _FONT.sub("", style, count=1), count=1) if text else style
 
-    svg = re.sub(r'\s\bid="([^"]+)"', ids, svg)
-    svg = _without_bare_groups(svg)
-    svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
-    svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
-    svg = re.sub(r'aria-labelledby="([^"]+)"', rf'aria-labelledby="{prefix}-\1"', svg)
+
+def _shade(colour: re.Match) -> str:
+    i = _SHADES.get(colour.group(0).lower())
+    return colour.group(0) if i is None else f"var(--sdpa-c{i}, {colour.group(0)})"
+
+
+@functools.lru_cache(maxsize=256)
+def _unindented(text: str) -> str:
+    return _INDENT.sub("\n", text)
+
+
+def _themed(svg: markup.Element, prefix: str) -> str:
+    """``svg`` made to follow the page, written out (the tree is changed)."""
+    for parent in [element for element in svg.iter() if element.find("style") is not None]:
+        for style in parent.findall("style"):
+            markup.remove(parent, style)  # site.css has it
+    referenced: set[str] = set()
+    named: list[markup.Element] = []
+    for element in svg.iter():
+        if element.text and "\n" in element.text:  # lighter: no indentation
+            element.text = _unindented(element.text)
+        if element.tail and "\n" in element.tail:
+            element.tail = _unindented(element.tail)
+        attrib = element.attrib
+        changed = {}
+        for name, value in attrib.items():
+            if name == "style":
+                new = _style(value, element.tag == "text")
+            else:
+                new = value.replace(INK, "currentColor") if INK in value else value
+            # References, prefixed with the figure's name so that figures never clash on a page.
+            if "url(#" in new:
+                referenced.update(_URL.findall(new))
+                new = new.replace("url(#", f"url(#{prefix}-")
+            elif (name == "href" or name.endswith(":href")) and new.startswith("#"):
+                referenced.add(new[1:])
+                new = f"#{prefix}-{new[1:]}"
+            elif name == "aria-labelledby":
+                referenced.update(new.split())
+                new = " ".join(f"{prefix}-{target}" for target in new.split())
+            if new != value:
+                changed[name] = new
+        attrib.update(changed)
+        if "transform" in attrib and _NO_ROTATION.fullmatch(attrib["transform"]):
+            del attrib["transform"]
+        if "id" in attrib:
+            named.append(element)
+    # Ids: only those something refers to stay, prefixed; an axis and a plotted line keep a
+    # class instead.
+    for element in named:
+        name = element.get("id")
+        if name in referenced:
+            element.set("id", f"{prefix}-{name}")
+            continue
+        kind = _KIND.fullmatch(name)
+        element.attrib = {("class" if key == "id" else key): (_CLASSES[kind[1]] if key == "id" else value)
+                          for key, value in element.attrib.items() if kind or key != "id"}
+    # A <g> with no attribute left (matplotlib wraps each artist in one, named by an id
+    # nothing refers to) draws nothing, and half a figure's elements were such groups,
+    # each one more node for the browser to lay out on every page.
+    markup.unwrap(svg, lambda element: element.tag == "g" and not element.attrib)
     # Responsive: keep the viewBox, let CSS size it, no wider than drawn.
-    width = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
-    for _ in range(2):
-        svg = re.sub(r'(<svg[^>]*?)\s(?:width|height)="[\d.]+pt"', r"\1", svg, count=1)
-    if width:
-        svg = re.sub(r"<svg\b", f'<svg style="max-width: {float(width.group(1)) * 4 / 3:.0f}px"', svg, count=1)
-    return svg
+    width = svg.get("width", "")
+    attrib = {key: value for key, value in svg.attrib.items()
+              if key not in ("width", "height") or not _SIZE.fullmatch(value)}
+    if _SIZE.fullmatch(width):
+        attrib = {"style": f"max-width: {float(width[:-2]) * 4 / 3:.0f}px", **attrib}
+    svg.attrib = attrib
+    return markup.write(svg)

@@ -14,6 +14,10 @@ formulas of a page convert together, so ``\\eqref{eq:name}`` links to an equatio
 ``id`` the label). A formula that is only such a reference becomes the plain link: inside
 ``<math>`` (whose children assistive technology reads as one formula, ARIA's ``math``
 role) a link cannot be reached, and axe-core reports it as nested-interactive.
+
+Each formula's MathML is edited as a tree of elements (``sitebuild/markup.py``): the TeX
+added as ``alttext``, a reference taken out of its ``<math>``, ``scriptlevel`` moved to an
+``<mstyle>`` (see :func:`_scriptlevel_on_mstyle`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import math_core
 from markdown import Extension
 from markdown.postprocessors import Postprocessor
 
+from sitebuild import markup
+
 try:  # under MkDocs, a build error it reports as one (page named, no traceback)
     from mkdocs.exceptions import PluginError as _BuildError
 except ImportError:  # pragma: no cover - another engine
@@ -32,7 +38,12 @@ except ImportError:  # pragma: no cover - another engine
 
 MATH = re.compile(r'<(?P<tag>span|div) class="arithmatex">(?P<tex>.*?)</(?P=tag)>', re.S)
 _CONVERTER = math_core.LatexToMathML(fancy_error=False)
-_REFERENCE_ONLY = re.compile(r'<math[^>]*>\s*<mtext>\s*(<a href="#[^"]+">\(\d+\)</a>)\s*</mtext>\s*</math>')
+#: math-core's MathML: ``<tag/>`` for MathML's empty elements only (an empty container is
+#: ``<tag></tag>``), two invisible operators as named references; and the ``alttext`` this
+#: step adds, escaped as :func:`html.escape` escapes it.
+MATH_CORE = markup.Dialect(empty=frozenset({"mspace", "mprescripts", "none", "malignmark", "maligngroup"}),
+                           entities={"ApplyFunction": "\u2061", "InvisibleTimes": "\u2062"}, apostrophes=True)
+_NUMBER = re.compile(r"\(\d+\)")
 
 
 class MathError(_BuildError):
@@ -60,40 +71,52 @@ def render_math(content: str) -> str:
         raise MathError(f"cannot render math: {error}") from error
     pieces, end = [], 0
     for match, (tex, block), converted in zip(found, formulas, mathml):
-        reference = None if block else _REFERENCE_ONLY.fullmatch(converted.strip())
-        if reference:
-            converted = reference.group(1)
+        math = markup.parse(converted, MATH_CORE)
+        reference = None if block else _reference_only(math)
+        if reference is not None:
+            converted = markup.write(reference, MATH_CORE)
         else:
-            converted = _scriptlevel_on_mstyle(converted)
-            converted = converted.replace("<math", f'<math alttext="{html.escape(tex)}"', 1)
+            _scriptlevel_on_mstyle(math)
+            math.attrib = {"alttext": tex, **math.attrib}
+            converted = markup.write(math, MATH_CORE)
         pieces += [content[end : match.start()],
                    f'<div class="sdpa-math">{converted}</div>' if block else converted]
         end = match.end()
     return "".join(pieces) + content[end:]
 
 
-_TABLE_TAG = re.compile(r'<mtable\b(?P<attrs>[^>]*)>|</mtable>')
+def _reference_only(math: markup.Element) -> markup.Element | None:
+    """The link of a formula that is only an equation reference, ``<math><mtext><a
+    href="#eq:name">(n)</a></mtext></math>``, or None."""
+    text = _only_child(math)
+    link = _only_child(text) if text is not None and text.tag == "mtext" and not text.attrib else None
+    if (link is None or link.tag != "a" or list(link.attrib) != ["href"] or not link.get("href").startswith("#")
+            or len(link) or not _NUMBER.fullmatch(link.text or "")):
+        return None
+    link.tail = None
+    return link
 
 
-def _scriptlevel_on_mstyle(mathml: str) -> str:
+def _only_child(element: markup.Element) -> markup.Element | None:
+    """``element``'s one child, if it holds nothing else but whitespace."""
+    if len(element) != 1 or (element.text or "").strip() or (element[0].tail or "").strip():
+        return None
+    return element[0]
+
+
+def _scriptlevel_on_mstyle(math: markup.Element) -> None:
     """Move ``scriptlevel`` from an ``<mtable>`` to an ``<mstyle>`` around it.
 
     MathML Core allows the attribute on every element, but the Nu HTML checker still
     follows MathML 3, where it belongs to ``mstyle``; the two spellings lay out the same.
     """
-    wrapped: list[bool] = []
-
-    def tag(match: re.Match) -> str:
-        if match.group(0) == "</mtable>":
-            return "</mtable></mstyle>" if wrapped.pop() else match.group(0)
-        level = re.search(r'\s*scriptlevel="([^"]*)"', match.group("attrs"))
-        wrapped.append(level is not None)
-        if level is None:
-            return match.group(0)
-        attrs = match.group("attrs").replace(level.group(0), "")
-        return f'<mstyle scriptlevel="{level.group(1)}"><mtable{attrs}>'
-
-    return _TABLE_TAG.sub(tag, mathml)
+    for parent in [element for element in math.iter() if any(child.tag == "mtable" for child in element)]:
+        for index, table in enumerate(list(parent)):
+            if table.tag == "mtable" and "scriptlevel" in table.attrib:
+                style = markup.Element("mstyle", scriptlevel=table.attrib.pop("scriptlevel"))
+                style.tail, table.tail = table.tail, None
+                style.append(table)
+                parent[index] = style
 
 
 class _MathML(Postprocessor):

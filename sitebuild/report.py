@@ -13,7 +13,9 @@ import json
 import re
 from pathlib import Path
 
-FIGURE_ID = re.compile(r'<figure class="sdpa-figure" id="fig-([^"]+)"')
+from sdpa.style import FIGURE_CLASS, FIGURE_ID_PREFIX
+
+FIGURE_ID = re.compile(rf'<figure class="{re.escape(FIGURE_CLASS)}" id="{re.escape(FIGURE_ID_PREFIX)}([^"]+)"')
 
 
 class BuildReport:

@@ -7,14 +7,18 @@ import csv
 import io
 import math
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 import pytest
 
 import sdpa
+from conftest import REPO
 from sdpa.figures import CSV_COLUMNS
-from sitebuild.figures import colours, themed
+from sitebuild import markup
+from sitebuild.figures import themed
 
 FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-([a-z0-9-]+)">(.*?)</figure>', re.S)
 
@@ -133,5 +137,26 @@ def test_the_built_csv_is_the_snippets_csv(built_site, run_snippet):
     assert (built_site / "derivation" / "figures" / "gap-growth.csv").read_text() == run.namespace["figure"].csv
 
 
-def test_the_build_reads_the_library_colours_without_importing_it():
-    assert colours() == (sdpa.figures.INK, sdpa.figures.PALETTE)
+def test_the_build_reads_the_figure_format_without_torch_or_matplotlib():
+    """The MkDocs process of a parallel build runs no snippet: the theming and the build
+    report read the colours and the markup from sdpa.style, which loads neither."""
+    code = ("import sys; sys.path.insert(0, '.'); import sitebuild.figures, sitebuild.report; "
+            "print(sorted({'torch', 'matplotlib', 'numpy'} & set(sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
+
+
+def test_a_drawing_read_as_a_tree_is_written_back_byte_for_byte():
+    """The build edits the SVG as a tree (sitebuild.markup): what it does not edit stays
+    as matplotlib wrote it, comments, namespaces, newlines in attributes and all."""
+    figure = sdpa.Figure("round-trip", caption="Caption.", alt="It's <d_k> & \"more\".", ncols=2)
+    with figure as (left, right):
+        left.plot([1, 2], [3, 4], label="a")
+        left.set(yscale="log", title="d_k")  # log ticks: matplotlib writes each label's TeX in a comment
+        left.legend()
+        right.imshow([[0.0, 1.0], [2.0, 3.0]])  # a raster image: base64 data in xlink:href
+    svgs = re.findall(r"<svg\b.*?</svg>", figure.html, re.S)
+    assert len(svgs) == 2 and "<!--" in svgs[0] and "xlink:href" in svgs[0]
+    for svg in svgs:
+        svg = svg.replace("&#x27;", "'").replace("&quot;", '"')  # the title, written by html.escape
+        assert markup.write(markup.parse(svg)) == svg

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import DOCS
-from sitebuild.math import render_math
+from sitebuild import markup
+from sitebuild.math import _CONVERTER, MATH_CORE, render_math
 
 FONT = DOCS / "assets" / "fonts" / "stix-math.woff2"
 LICENCE = DOCS / "assets" / "fonts" / "STIX-Math-LICENSE.txt"
@@ -39,6 +40,21 @@ def test_an_equation_reference_links_to_its_number():
     # The reference alone is a plain link, not a link inside <math> (unreachable there).
     assert html.startswith('<a href="#eq:x">(1)</a> and '), html
     assert not re.search(r"<mtable[^>]*scriptlevel", html), "scriptlevel belongs on an mstyle (vnu)"
+
+
+def test_mathml_read_as_a_tree_is_written_back_byte_for_byte():
+    """The fix-ups edit math-core's MathML as a tree (sitebuild.markup): the rest stays as
+    math-core wrote it, its named references, empty containers and empty elements."""
+    tex = r"\ln n \cdot \begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix} \cancel{x} \, {}^{a}_{b}X < \text{a \& b}"
+    mathml = _CONVERTER.convert_with_local_state(tex, displaystyle=True)
+    assert "&ApplyFunction;" in mathml and "></mrow>" in mathml and "<mspace/>" in mathml
+    assert markup.write(markup.parse(mathml, MATH_CORE), MATH_CORE) == mathml
+
+
+def test_a_formula_with_a_prime_keeps_its_tex_as_alttext():
+    html = render_math('<div class="arithmatex">\\[f\'(x) < \\begin{matrix} a \\end{matrix}\\]</div>')
+    assert html.startswith('<div class="sdpa-math"><math alttext="f&#x27;(x) &lt; \\begin{matrix} a \\end{matrix}"')
+    assert '<mstyle scriptlevel="0"><mtable' in html and "</mtable></mstyle>" in html
 
 
 def _italic(letter: str) -> str:

@@ -1,0 +1,173 @@
+"""SVG and MathML edited as trees: read into ElementTree elements, written back as their makers write them.
+
+The build rewrites markup that other programs made: matplotlib's SVG
+(``sitebuild/figures.py``) and math-core's MathML (``sitebuild/math.py``). :func:`parse`
+turns it into an :class:`xml.etree.ElementTree.Element`, the build edits elements and
+attributes, and :func:`write` turns the tree back into text. A tree written back
+unchanged gives the bytes it was read from, so a build that edits a figure changes
+only what it edits:
+
+* names stay as written: expat reads the markup without namespace processing, so
+  ``xmlns``, ``xmlns:xlink`` and ``xlink:href`` are plain attributes, in their places
+  (ElementTree's own parser and writer would move the declarations to the front and make
+  new prefixes for names they have not been told of);
+* attributes keep their order, written in double quotes with ``&``, ``<``, ``>`` and
+  ``"`` escaped, text with ``&``, ``<`` and ``>`` escaped, as both programs write them;
+* a newline inside an attribute value stays a newline (expat would read it as a space,
+  XML's attribute-value normalisation): :func:`parse` hands every newline to expat as the
+  reference ``&#10;``, which reads as a newline wherever it stands in an element (neither
+  program breaks a line inside a tag, where a reference would not be allowed);
+* comments stay, as :data:`xml.etree.ElementTree.Comment` elements (matplotlib writes
+  the TeX of a tick label such as ``10^{2}`` in one);
+* what differs from one program to the other is its :class:`Dialect`: which empty
+  elements it writes as ``<tag/>``, and which characters as named references.
+"""
+
+from __future__ import annotations
+
+import functools
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from xml.parsers import expat
+
+Element = ElementTree.Element
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: one escaping per dialect
+class Dialect:
+    """How a program writes its markup, so that a tree is written back as it would."""
+
+    #: The tags written ``<tag/>`` when empty, ``<tag></tag>`` for any other (None: every
+    #: empty element is written ``<tag/>``).
+    empty: frozenset[str] | None = None
+    #: Characters written as named references, by name (``{"ApplyFunction": "\u2061"}``).
+    entities: Mapping[str, str] = field(default_factory=dict)
+    #: ``'`` in attribute values written ``&#x27;``, as :func:`html.escape` writes it.
+    apostrophes: bool = False
+
+
+#: matplotlib's SVG: every empty element is ``<tag/>``, no named reference.
+MATPLOTLIB = Dialect()
+
+
+def parse(markup: str, dialect: Dialect = MATPLOTLIB) -> Element:
+    """The element that ``markup`` (one element, no XML declaration) writes."""
+    builder = ElementTree.TreeBuilder(insert_comments=True)
+    parser = expat.ParserCreate()
+    parser.buffer_text = True
+    parser.StartElementHandler = builder.start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    parser.CommentHandler = lambda text: builder.comment(text.replace("&#10;", "\n"))  # as written
+    if dialect.entities:  # names XML does not define: expat hands them over, unread
+        parser.UseForeignDTD(True)
+        parser.SkippedEntityHandler = lambda name, _: builder.data(dialect.entities[name])
+    parser.Parse(markup.replace("\n", "&#10;"), True)
+    return builder.close()
+
+
+def write(element: Element, dialect: Dialect = MATPLOTLIB) -> str:
+    """``element`` (without its tail) as markup, as the program of ``dialect`` writes it."""
+    parts: list[str] = []
+    _write(element, parts.append, dialect.empty, *_escapes(dialect))
+    return "".join(parts)
+
+
+def _write(element: Element, out: Callable[[str], None], empty, text, attribute) -> None:
+    tag = element.tag
+    if tag is ElementTree.Comment:
+        out(f"<!--{element.text}-->")
+        return
+    out(f"<{tag}")
+    for name, value in element.attrib.items():
+        out(f' {name}="{attribute(value)}"')
+    if element.text or len(element) or (empty is not None and tag not in empty):
+        out(">")
+        if element.text:
+            out(text(element.text))
+        for child in element:
+            _write(child, out, empty, text, attribute)
+            if child.tail:
+                out(text(child.tail))
+        out(f"</{tag}>")
+    else:
+        out("/>")
+
+
+def _text(value: str) -> str:
+    if "&" in value:
+        value = value.replace("&", "&amp;")
+    if "<" in value:
+        value = value.replace("<", "&lt;")
+    if ">" in value:
+        value = value.replace(">", "&gt;")
+    return value
+
+
+def _attribute(value: str) -> str:
+    value = _text(value)
+    return value.replace('"', "&quot;") if '"' in value else value
+
+
+@functools.cache
+def _escapes(dialect: Dialect) -> tuple[Callable[[str], str], Callable[[str], str]]:
+    """How ``dialect`` escapes text and attribute values."""
+    if not dialect.entities and not dialect.apostrophes:
+        return _text, _attribute
+    references = {character: f"&{name};" for name, character in dialect.entities.items()}
+
+    def text(value: str) -> str:
+        value = _text(value)
+        for character, reference in references.items():
+            if character in value:
+                value = value.replace(character, reference)
+        return value
+
+    def attribute(value: str) -> str:
+        value = text(value)
+        if '"' in value:
+            value = value.replace('"', "&quot;")
+        return value.replace("'", "&#x27;") if dialect.apostrophes and "'" in value else value
+
+    return text, attribute
+
+
+def unwrap(element: Element, bare: Callable[[Element], bool]) -> None:
+    """Replace every element below ``element`` for which ``bare`` holds by its content (its
+    text and children), in one pass over each element's children. A newline that opens its
+    text and one that opens its tail (the line breaks after its start and end tags) go
+    with it."""
+    kept: list[Element] = []
+    changed = False
+    for child in element:
+        if len(child):
+            unwrap(child, bare)
+        if not bare(child):
+            kept.append(child)
+            continue
+        changed = True
+        _append(element, kept, (child.text or "").removeprefix("\n"))
+        kept.extend(child)
+        _append(element, kept, (child.tail or "").removeprefix("\n"))
+    if changed:
+        element[:] = kept
+
+
+def remove(parent: Element, child: Element) -> None:
+    """Take ``child`` and the whitespace that follows it out of ``parent``."""
+    index = list(parent).index(child)
+    kept = parent[:index]
+    _append(parent, kept, (child.tail or "").lstrip())
+    del parent[index]
+
+
+def _append(parent: Element, children: list[Element], text: str) -> None:
+    """Add ``text`` after the last of ``children`` (the first of ``parent``'s), or to
+    ``parent``'s own text if there is none."""
+    if not text:
+        return
+    if children:
+        children[-1].tail = (children[-1].tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text

@@ -250,24 +250,76 @@ def _snippet_files():
     return sorted(p for p in SNIPPETS.rglob("*.py") if p.relative_to(SNIPPETS).parts[0] != "sdpa")
 
 
+#: Calls that draw random numbers (the last part of the called name): torch's, NumPy's and
+#: Python's samplers on a global generator.
+GLOBAL_DRAWS = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+                "randint_like", "normal", "normal_", "uniform_", "bernoulli", "multinomial",
+                "shuffle", "choice", "sample"}
+
+
+def _seeding(path):
+    """A snippet's seeding: its first statement after the imports (and docstring), its
+    ``sdpa.seed`` calls, and whether it draws random numbers: from the generator that
+    ``sdpa.seed`` returned (any call it is passed to), from another seeded generator
+    (``sdpa.generator``, ``sdpa.seeded``) or from a global one."""
+    tree = ast.parse(path.read_text())
+    body = tree.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    first = next(s for s in body if not isinstance(s, (ast.Import, ast.ImportFrom)))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    seeds = [c for c in calls if ast.unparse(c.func) == "sdpa.seed"]
+    seeded = {ast.unparse(t) for n in ast.walk(tree) if isinstance(n, ast.Assign)
+              and n.value in seeds for t in n.targets}  # generator = sdpa.seed(N)
+
+    def draws(call: ast.Call) -> bool:
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        return (ast.unparse(call.func).rpartition(".")[2] in GLOBAL_DRAWS | {"generator", "seeded"}
+                or any(k.arg == "generator" for k in call.keywords)
+                or any(ast.unparse(a) in seeded for a in arguments))
+
+    return first, seeds, seeded, [c for c in calls if draws(c)]
+
+
 def test_every_snippet_follows_the_seeding_rule():
-    """Right after the imports: sdpa.seed(N), once; no generator made anywhere else."""
+    """A snippet that draws random numbers calls sdpa.seed(N) once, right after the imports;
+    a snippet that calls it draws from what it seeded (the generator it returned, or the
+    global state); no generator is made anywhere else."""
     for path in _snippet_files():
-        body = ast.parse(path.read_text()).body
-        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            body = body[1:]  # the docstring
-        first = next(s for s in body if not isinstance(s, (ast.Import, ast.ImportFrom)))
-        call = first.value if isinstance(first, (ast.Assign, ast.Expr)) else None
-        assert isinstance(call, ast.Call) and ast.unparse(call.func) == "sdpa.seed", (
-            f"{path.relative_to(SNIPPETS)}: the first statement after the imports must be "
-            "sdpa.seed(N) (or generator = sdpa.seed(N))")
-        calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)]
-        assert sum(ast.unparse(c.func) == "sdpa.seed" for c in calls) == 1, path
+        name = path.relative_to(SNIPPETS)
+        first, seeds, seeded, draws = _seeding(path)
+        if draws:
+            call = first.value if isinstance(first, (ast.Assign, ast.Expr)) else None
+            assert call in seeds, (f"{name}: it draws random numbers, so its first statement "
+                                   "after the imports must be generator = sdpa.seed(N)")
+            assert len(seeds) == 1, f"{name}: sdpa.seed is called once"
+        if seeds:
+            uses = [c for c in draws if ast.unparse(c.func).rpartition(".")[2] in GLOBAL_DRAWS
+                    or set(map(ast.unparse, [*c.args, *(k.value for k in c.keywords)])) & seeded]
+            assert uses, (f"{name}: calls sdpa.seed but draws nothing from it (memoised "
+                          "experiments carry their own seeds): remove the call")
     library = [p for p in (SNIPPETS / "sdpa").glob("*.py") if p.name != "runtime.py"]
     for path in [*_snippet_files(), *library, DOCS / "lab.py"]:
         text = path.read_text()
         assert "manual_seed" not in text and "torch.Generator(" not in text, (
             f"{path}: seeds go through sdpa.runtime (sdpa.seed, generator, seeded)")
+
+
+def test_the_seeding_rule_tells_a_draw_from_an_unused_seed(tmp_path):
+    """The rule's reading of a snippet: what counts as a draw, and as a seed that is used."""
+    cases = [  # (source, sdpa.seed calls, draws)
+        ("import torch\nimport sdpa\n\ng = sdpa.seed(0)\nx = torch.randn(3, generator=g)\n", 1, 1),
+        ("import sdpa\nfrom sdpa.attention import random_qk\n\ng = sdpa.seed(0)\n"
+         "q, k = random_qk(4, 4, 8, g)\n", 1, 1),
+        ("import sdpa\nfrom sdpa import survey\n\nx = survey.spread(8)\n", 0, 0),
+        ("import sdpa\n\nsdpa.seed(0)\nx = 1\n", 1, 0),
+        ("import torch\n\nx = torch.randn(3)\n", 0, 1),
+    ]
+    for i, (source, seeds, draws) in enumerate(cases):
+        path = tmp_path / f"case{i}.py"
+        path.write_text(source)
+        _, found, _, drawn = _seeding(path)
+        assert (len(found), len(drawn)) == (seeds, draws), source
 
 
 def test_readme_figure_template_runs(tmp_path):

@@ -13,7 +13,6 @@ import sdpa
 from sdpa.experiments import Ablation, Arm, run_ablation
 from sdpa.training import OPTIMIZER_LABELS
 
-sdpa.seed(6)
 THRESHOLD = 0.5
 ABLATION = Ablation()
 

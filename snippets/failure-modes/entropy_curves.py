@@ -10,7 +10,6 @@ import math
 import sdpa
 from sdpa.experiments import Ablation, draw_ablation, run_ablation
 
-sdpa.seed(6)
 ABLATION = Ablation()
 runs = run_ablation(ABLATION)
 result = runs  # {(optimiser, d_k): RecallHistory}

@@ -11,7 +11,6 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.experiments import Ablation, Arm, run_ablation
 
-sdpa.seed(6)
 ABLATION = Ablation()
 runs = run_ablation(ABLATION)
 first = next(iter(runs.values())).experiment

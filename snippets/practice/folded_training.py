@@ -19,7 +19,6 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.experiments import Arm, RecallExperiment, run_recall
 
-sdpa.seed(0)
 D_K = 64
 S = 1 / math.sqrt(D_K)
 RULE = {"sgd": S**2, "adam": S}

@@ -10,7 +10,6 @@ seeds as a band.
 import sdpa
 from sdpa.experiments import QK_NORM_ARMS, QK_NORM_SWEEP, run_gpt
 
-sdpa.seed(0)
 HIGH_LR = max(QK_NORM_SWEEP.lrs)
 
 

@@ -11,7 +11,6 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.experiments import Arm, TemperatureStudy, run_recall
 
-sdpa.seed(0)
 STUDY = TemperatureStudy()
 
 

@@ -10,7 +10,6 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.experiments import Arm, TemperatureStudy, run_recall
 
-sdpa.seed(0)
 STUDY = TemperatureStudy()
 LOSS_TARGET = 0.5
 

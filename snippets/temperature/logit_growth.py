@@ -12,7 +12,6 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.experiments import Arm, TemperatureStudy, run_recall
 
-sdpa.seed(0)
 STUDY = TemperatureStudy()
 RULES = [Scale.NONE, Scale.INV, Scale.INV_SQRT]
 

@@ -12,7 +12,6 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.experiments import Arm, TemperatureStudy, recall_at_init, run_recall
 
-sdpa.seed(0)
 STUDY = TemperatureStudy()
 RULES = [Scale.NONE, Scale.INV, Scale.INV_SQRT]
 LOSS_TARGET = 0.5

@@ -18,8 +18,6 @@ from sdpa.experiments import (DIVERGED, LearnedScaleStudy, Tuning, final_loss, r
                               run_tuning)
 from sdpa.training import OPTIMIZER_LABELS
 
-sdpa.seed(0)
-
 STUDY = LearnedScaleStudy()
 TUNING = Tuning()
 

@@ -13,8 +13,6 @@ import math
 import sdpa
 from sdpa.experiments import BLOCK_TUNING, Tuning, draw_tuning, run_tuning
 
-sdpa.seed(0)
-
 ONE_HEAD = Tuning()
 CEILING = 10.0
 

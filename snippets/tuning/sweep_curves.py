@@ -12,8 +12,6 @@ import math
 import sdpa
 from sdpa.experiments import Tuning, draw_tuning, label_grid, run_tuning
 
-sdpa.seed(0)
-
 TUNING = Tuning()
 CEILING = 10.0  # a run above this (or diverged) is drawn here
 

@@ -16,8 +16,6 @@ from sdpa.attention import Scale
 from sdpa.experiments import SCALE_COLORS, Tuning, predicted_lr_exponent, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
-sdpa.seed(0)
-
 TUNING = Tuning()
 
 tuned = run_tuning(TUNING)

@@ -10,8 +10,6 @@ import sdpa
 from sdpa.experiments import Tuning, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
-sdpa.seed(0)
-
 TUNING = Tuning()
 
 result = run_tuning(TUNING)

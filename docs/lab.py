@@ -53,7 +53,7 @@ from IPython.display import HTML, Markdown, display
 import sdpa
 from sdpa import survey
 from sdpa.attention import Scale
-from sdpa.experiments import Arm, RecallExperiment, run_recall
+from sdpa.recall import Arm, RecallExperiment, run_recall
 
 print("shared library:", Path(sdpa.__file__).parent.relative_to(SNIPPETS.parent))
 print("device:", sdpa.device())
@@ -134,7 +134,7 @@ display(HTML(figure.html))
 # value. One attention head (d_model = d_k = 64, weights initialised so that q and k
 # components have unit variance), trained with Adam for 120 steps on fresh batches, three
 # seeds per arm, all arms and seeds batched as one computation by the site's shared training
-# loop (`sdpa.experiments.run_recall`). The arms differ only in the factor c in softmax(c q·k).
+# loop (`sdpa.recall.run_recall`). The arms differ only in the factor c in softmax(c q·k).
 
 # %%
 D_K = 64

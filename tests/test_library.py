@@ -20,8 +20,8 @@ from conftest import DOCS, REPO, SNIPPETS
 from sdpa import env, runtime
 from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectral_norm,
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
-from sdpa.experiments import (Arm, GPTSweep, RecallExperiment, gpt_model, lr_sensitivity,
-                              member_lrs, recall_at_init, recall_model, run_gpt, run_recall)
+from sdpa.gpt import GPTSweep, gpt_model, lr_sensitivity, run_gpt
+from sdpa.recall import Arm, RecallExperiment, member_lrs, recall_at_init, recall_model, run_recall
 from sdpa.models import GPTConfig, RecallBlock, RecallHead, qk_norm_bound
 from sdpa.tasks import copy_batch, recall_batches
 
@@ -361,7 +361,7 @@ def test_recall_block_equals_textbook_multi_head_attention():
 
 def test_experiments_trained_together_equal_their_separate_runs():
     """run_recalls: one ensemble, an optimiser per experiment; each history is run_recall's."""
-    from sdpa.experiments import run_recalls
+    from sdpa.recall import run_recalls
 
     base = RecallExperiment(d_k=8, d_model=16, n_pairs=4, batch=8, steps=6, record_every=2,
                             seeds=(0, 1))

@@ -13,8 +13,7 @@ import pytest
 import torch
 
 from sdpa.attention import Scale
-from sdpa.experiments import (BLOCK_TUNING, LearnedScaleStudy, Tuning, predicted_lr_exponent,
-                              run_tuning)
+from sdpa.studies import BLOCK_TUNING, LearnedScaleStudy, Tuning, predicted_lr_exponent, run_tuning
 
 pytestmark = pytest.mark.claims
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import (Arm, RecallExperiment, query_grad_per_example, recall_at_init,
-                              scale_arms)
+from sdpa.recall import Arm, RecallExperiment, query_grad_per_example, recall_at_init, scale_arms
 
 HEAD_DIMS = [16, 64, 128, 256]
 N_BATCHES = 8

@@ -9,7 +9,7 @@ with SGD and with Adam from the same initial draw per seed:
   (SGD: lr s^2, Adam: lr s);
 * folded with the other optimiser's rule, to show that the rule is optimiser-specific.
 
-The training loop is the site's shared one (``sdpa.experiments``); the arms differ only
+The training loop is the site's shared one (``sdpa.recall``); the arms differ only
 in their logit scale, W_Q's initial multiplier and W_Q's learning-rate multiplier.
 """
 
@@ -17,7 +17,7 @@ import math
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import Arm, RecallExperiment, run_recall
+from sdpa.recall import Arm, RecallExperiment, run_recall
 
 D_K = 64
 S = 1 / math.sqrt(D_K)

@@ -3,10 +3,14 @@
 * ``sdpa.attention``: scores and their scale rules, softmax statistics (entropy, the
   Jacobian), the soft cap and QK-norm;
 * ``sdpa.tasks``: the data (associative recall, copy, planted scores);
-* ``sdpa.models``: the one-head recall model and the small GPT, as ``nn.Module``s;
-* ``sdpa.training``: the plain training loop on ``torch.optim``, and the ensemble that
-  trains many runs as one;
-* the experiments, frozen configurations with typed results (see the Code pages);
+* ``sdpa.models``: the recall models (one head, one block) and the small GPT, as
+  ``nn.Module``s;
+* ``sdpa.training``: the plain training loop on ``torch.optim`` (``train``), and the
+  ensemble that trains many runs as one;
+* ``sdpa.recall`` and ``sdpa.gpt``: the two engines, frozen configurations of many runs
+  with typed, memoised results; ``sdpa.studies``: each page's named experiments built on
+  them; ``sdpa.plots``: the drawing those pages share;
+* ``sdpa.survey``: attention at initialisation, measured once;
 * ``sdpa.runtime``, ``sdpa.figures``, ``sdpa.tables``: device, seeds and the memo, SVG
   figures, Markdown tables; ``sdpa.env`` and ``sdpa.style``: the environment variables
   and the figures' colours and markup, in modules that import neither torch nor

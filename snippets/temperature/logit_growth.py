@@ -10,7 +10,8 @@ import math
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import Arm, TemperatureStudy, run_recall
+from sdpa.recall import Arm, run_recall
+from sdpa.studies import TemperatureStudy
 
 STUDY = TemperatureStudy()
 RULES = [Scale.NONE, Scale.INV, Scale.INV_SQRT]

@@ -11,7 +11,8 @@ one-head runs at d_k = 16 are drawn beside it.
 import math
 
 import sdpa
-from sdpa.experiments import BLOCK_TUNING, Tuning, draw_tuning, run_tuning
+from sdpa.plots import draw_tuning
+from sdpa.studies import BLOCK_TUNING, Tuning, run_tuning
 
 ONE_HEAD = Tuning()
 CEILING = 10.0

@@ -2,7 +2,7 @@
 
 The recall task and one-head model of the failure-modes ablation (same shapes, 150 of its
 200 steps), but each rule sweeps its own window of learning rates on two seeds
-(``sdpa.experiments.run_tuning``, memoised: the table and the transfer figure reuse it).
+(``sdpa.studies.run_tuning``, memoised: the table and the transfer figure reuse it).
 The best rate of each rule is then rerun on five fresh seeds. Every window holds the
 ablation's fixed rate, marked by an open circle.
 """
@@ -10,7 +10,8 @@ ablation's fixed rate, marked by an open circle.
 import math
 
 import sdpa
-from sdpa.experiments import Tuning, draw_tuning, label_grid, run_tuning
+from sdpa.plots import draw_tuning, label_grid
+from sdpa.studies import Tuning, run_tuning
 
 TUNING = Tuning()
 CEILING = 10.0  # a run above this (or diverged) is drawn here

@@ -5,7 +5,7 @@ between grid points: the vertex of a parabola through the log loss at the best r
 its two neighbours. The prediction: a rule whose factor is d_k^a times 1/sqrt(d_k) should
 have a best rate d_k^(-a/2) (Adam) or d_k^(-a) (SGD) times 1/sqrt(d_k)'s, if only W_Q and
 W_K's rate mattered and the different initialisation did not
-(``sdpa.experiments.predicted_lr_exponent``).
+(``sdpa.studies.predicted_lr_exponent``).
 """
 
 
@@ -13,7 +13,8 @@ import numpy as np
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import SCALE_COLORS, Tuning, predicted_lr_exponent, run_tuning
+from sdpa.plots import SCALE_COLORS
+from sdpa.studies import Tuning, predicted_lr_exponent, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
 TUNING = Tuning()

@@ -367,8 +367,8 @@ def test_experiments_trained_together_equal_their_separate_runs():
                             seeds=(0, 1))
     adam = dataclasses.replace(base, optimizer="adam", lrs=(1e-2, 3e-2),
                                arms=(Arm(Scale.NONE), Arm(Scale.INV, learn_scale=True)))
-    sgd = dataclasses.replace(base, optimizer="sgd", lrs=(1e-2,), seeds=(1, 2),
-                              arms=(Arm(Scale.INV_SQRT, lr=30.0),))
+    sgd = dataclasses.replace(base, optimizer="sgd", lrs=(0.3,), seeds=(1, 2),
+                              arms=(Arm(Scale.INV_SQRT),))
     together = run_recalls((adam, sgd))
     for experiment, history in zip((adam, sgd), together):
         alone = run_recall(experiment)

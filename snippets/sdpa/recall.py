@@ -59,8 +59,6 @@ class Arm:
     learn_scale:    learn the factor (as its logarithm) with the weights.
     q_init, k_init: multiply the initial W_Q (W_K) by this constant.
     lr_q, lr_k:     multiply the learning rate of W_Q (W_K) by this constant.
-    lr:             multiply every learning rate of the arm (arms of one experiment can
-                    then sweep different windows of rates, see :class:`sdpa.studies.Tuning`).
     """
 
     scale: Scale = Scale.INV_SQRT
@@ -70,7 +68,6 @@ class Arm:
     k_init: float = 1.0
     lr_q: float = 1.0
     lr_k: float = 1.0
-    lr: float = 1.0
 
 
 def scale_arms(inits: tuple[Init, ...] = ("unit",),
@@ -85,7 +82,8 @@ class RecallExperiment:
 
     The model is :class:`sdpa.models.RecallHead` (one head), or with ``heads`` set a
     :class:`sdpa.models.RecallBlock` of that many heads of ``d_k`` (then d_model must be
-    heads x d_k).
+    heads x d_k). ``lrs`` are learning rates: each member trains at one of them (times its
+    arm's ``lr_q`` and ``lr_k`` for W_Q and W_K).
     """
 
     d_k: int = 64  # also d_v
@@ -136,7 +134,6 @@ HEAD_WEIGHTS = ("W_Q.weight", "W_K.weight", "W_V.weight", "W_O.weight", "log_sca
 def member_lrs(arm: Arm, lr: float,
                names: Iterable[str] = HEAD_WEIGHTS) -> dict[str, float | None]:
     """The learning rate of each weight ``names`` of one member (None: not trained)."""
-    lr = lr * arm.lr
     special = {"W_Q.weight": lr * arm.lr_q, "W_K.weight": lr * arm.lr_k,
                "log_scale": lr if arm.learn_scale else None}
     return {name: special.get(name, lr) for name in names}

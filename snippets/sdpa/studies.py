@@ -141,8 +141,9 @@ class Tuning:
     ``sweep_seeds``; the rate with the lowest mean final loss is its best, and is rerun on
     ``confirm_seeds``, seeds the choice never saw. Every window holds the failure-modes
     ablation's fixed rate, so the sweep's own runs there are the fixed-rate comparison.
-    Everything else but ``steps`` is the ablation's setup. All rules and optimisers of one
-    d_k and stage train as one ensemble.
+    Everything else but ``steps`` is the ablation's setup. Each (optimiser, rule) is one
+    experiment per stage, with its own learning rates; all of one d_k and stage train as
+    one ensemble (:func:`sdpa.recall.run_recalls`).
     With ``heads`` set, the model is a :class:`sdpa.models.RecallBlock` of that many heads
     of d_k (d_model = heads x d_k).
     """
@@ -164,36 +165,39 @@ class Tuning:
     confirm_seeds: tuple[int, ...] = (2, 3, 4, 5, 6)
     last: int = 8  # the final loss is the mean of the last `last` records
 
-    def arm(self, optimizer: Optimizer, rule: Scale) -> Arm:
-        """The rule's sweep arm: its learning rates are the window's offsets times its centre."""
+    def centre(self, optimizer: Optimizer, rule: Scale) -> float:
+        """The middle learning rate of the rule's window, 10^(k / per_decade)."""
         (k,) = [k for o, r, k in self.centres if (o, r) == (optimizer, rule)]
-        return Arm(rule, lr=10 ** (k / self.per_decade))
+        return 10 ** (k / self.per_decade)
 
     @property
     def offsets(self) -> tuple[float, ...]:
+        """The window around a centre: ``points`` factors spaced by 10^(1/per_decade)."""
         half = self.points // 2
         return tuple(10 ** (j / self.per_decade) for j in range(-half, self.points - half))
 
     def window(self, optimizer: Optimizer, rule: Scale) -> tuple[float, ...]:
-        """The learning rates the rule sweeps (as the members train with them)."""
-        return tuple(self.arm(optimizer, rule).lr * offset for offset in self.offsets)
+        """The learning rates the rule sweeps."""
+        centre = self.centre(optimizer, rule)
+        return tuple(offset * centre for offset in self.offsets)
 
-    def _experiment(self, optimizer: Optimizer, d_k: int, **fields) -> RecallExperiment:
+    def _experiment(self, optimizer: Optimizer, d_k: int, rule: Scale,
+                    **fields) -> RecallExperiment:
         base = dataclasses.replace(self.ablation.experiment(optimizer, 1.0, d_k),
-                                   steps=self.steps)
+                                   steps=self.steps, arms=(Arm(rule),))
         if self.heads is not None:
             fields |= {"heads": self.heads, "d_model": self.heads * d_k}
         return dataclasses.replace(base, **fields)
 
-    def sweep(self, optimizer: Optimizer, d_k: int) -> RecallExperiment:
-        return self._experiment(optimizer, d_k, lrs=self.offsets, seeds=self.sweep_seeds,
-                                arms=tuple(self.arm(optimizer, r) for r in self.rules))
+    def sweep(self, optimizer: Optimizer, d_k: int, rule: Scale) -> RecallExperiment:
+        """The rule's sweep: every rate of its window, on the sweep seeds."""
+        return self._experiment(optimizer, d_k, rule, lrs=self.window(optimizer, rule),
+                                seeds=self.sweep_seeds)
 
-    def confirmation(self, optimizer: Optimizer, d_k: int,
-                     best: tuple[float, ...]) -> RecallExperiment:
-        """Every rule at its best rate (``best``, in the order of ``rules``), fresh seeds."""
-        arms = tuple(Arm(rule, lr=lr) for rule, lr in zip(self.rules, best))
-        return self._experiment(optimizer, d_k, lrs=(1.0,), seeds=self.confirm_seeds, arms=arms)
+    def confirmation(self, optimizer: Optimizer, d_k: int, rule: Scale,
+                     lr: float) -> RecallExperiment:
+        """The rule at its best rate ``lr``, on the fresh seeds."""
+        return self._experiment(optimizer, d_k, rule, lrs=(lr,), seeds=self.confirm_seeds)
 
 
 #: A run whose final loss is NaN or above this many times the chance loss has diverged.
@@ -255,31 +259,26 @@ class TunedArm:
 
 @memo
 def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], TunedArm]:
-    """Sweep, choose and confirm every rule at every (optimiser, d_k); memoised. The
-    optimisers of one d_k and stage train as one ensemble."""
+    """Sweep, choose and confirm every rule at every (optimiser, d_k); memoised. Every
+    (optimiser, rule) of one d_k and stage trains in one ensemble."""
     fixed_lrs = dict(tuning.ablation.optimizers)
+    grid = [(optimizer, rule) for optimizer in tuning.optimizers for rule in tuning.rules]
     out = {}
     for d_k in tuning.d_ks:
-        sweeps = run_recalls(tuple(tuning.sweep(opt, d_k) for opt in tuning.optimizers))
+        sweeps = run_recalls(tuple(tuning.sweep(opt, d_k, rule) for opt, rule in grid))
         chance = math.log(sweeps[0].experiment.n_values)
-        losses, best = {}, {}
-        for optimizer, sweep in zip(tuning.optimizers, sweeps):
-            final = final_loss(sweep.metrics, tuning.last, chance)
-            losses[optimizer] = {rule: final[a] for a, rule in enumerate(tuning.rules)}
-            best[optimizer] = tuple(tuning.window(optimizer, r)[int(final[a].mean(1).argmin())]
-                                    for a, r in enumerate(tuning.rules))
-        confirms = run_recalls(tuple(tuning.confirmation(opt, d_k, best[opt])
-                                     for opt in tuning.optimizers))
-        for optimizer, confirm in zip(tuning.optimizers, confirms):
-            confirmed = final_loss(confirm.metrics, tuning.last, chance)[:, 0]  # (rules, seeds)
-            fixed_lr = fixed_lrs[optimizer]
-            for a, rule in enumerate(tuning.rules):
-                window, swept = tuning.window(optimizer, rule), losses[optimizer][rule]
-                (at,) = [i for i, lr in enumerate(window) if math.isclose(lr, fixed_lr)]
-                out[(optimizer, d_k, rule)] = TunedArm(
-                    optimizer=optimizer, d_k=d_k, rule=rule, lrs=window, sweep_loss=swept,
-                    confirm_loss=confirmed[a], fixed_lr=fixed_lr, fixed_loss=swept[at],
-                )
+        swept = [final_loss(s.metrics, tuning.last, chance)[0] for s in sweeps]  # (lrs, seeds)
+        best = [s.experiment.lrs[int(loss.mean(1).argmin())] for s, loss in zip(sweeps, swept)]
+        confirms = run_recalls(tuple(tuning.confirmation(opt, d_k, rule, lr)
+                                     for (opt, rule), lr in zip(grid, best)))
+        for (optimizer, rule), sweep, loss, confirm in zip(grid, sweeps, swept, confirms):
+            window, fixed_lr = sweep.experiment.lrs, fixed_lrs[optimizer]
+            (at,) = [i for i, lr in enumerate(window) if math.isclose(lr, fixed_lr)]
+            out[(optimizer, d_k, rule)] = TunedArm(
+                optimizer=optimizer, d_k=d_k, rule=rule, lrs=window, sweep_loss=loss,
+                confirm_loss=final_loss(confirm.metrics, tuning.last, chance)[0, 0],
+                fixed_lr=fixed_lr, fixed_loss=loss[at],
+            )
     return {key: out[key] for key in sorted(out, key=lambda k: (
         tuning.optimizers.index(k[0]), tuning.d_ks.index(k[1]), tuning.rules.index(k[2])))}
 

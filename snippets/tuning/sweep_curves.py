@@ -18,7 +18,7 @@ CEILING = 10.0  # a run above this (or diverged) is drawn here
 
 result = run_tuning(TUNING)  # {(optimiser, d_k, rule): TunedArm}
 n_sweep, n_confirm = len(TUNING.sweep_seeds), len(TUNING.confirm_seeds)
-n_values = TUNING.sweep("adam", TUNING.d_ks[0]).n_values
+n_values = TUNING.sweep("adam", TUNING.d_ks[0], TUNING.rules[0]).n_values  # every sweep's
 spacing = 10 ** (1 / TUNING.per_decade)
 
 figure = sdpa.Figure(

@@ -22,8 +22,9 @@ STUDY = LearnedScaleStudy()
 TUNING = Tuning()
 
 
-def learned_scale(study=STUDY):
-    tuned = run_tuning(TUNING)
+def learned_scale(study, tuning):
+    """Each arm and rate of ``study``, against the best rate ``tuning`` found."""
+    tuned = run_tuning(tuning)
     rows = []
     for (optimizer, lrs), history in zip(study.rates, run_recalls(study.experiments())):
         chance = math.log(history.experiment.n_values)
@@ -31,7 +32,7 @@ def learned_scale(study=STUDY):
         for arm in (study.fixed, study.learned):
             for lr in lrs:
                 curves = history.arm(arm, lr)
-                loss = final_loss(curves, TUNING.last, chance)
+                loss = final_loss(curves, tuning.last, chance)
                 rows.append({
                     "optimizer": optimizer, "lr": lr, "times_best": lr / best,
                     "learned": arm.learn_scale, "final_loss": loss, "diverged": loss.isinf(),
@@ -41,7 +42,7 @@ def learned_scale(study=STUDY):
     return rows
 
 
-result = learned_scale()
+result = learned_scale(STUDY, TUNING)
 
 
 def loss(r):

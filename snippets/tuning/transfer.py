@@ -19,15 +19,15 @@ from sdpa.training import OPTIMIZER_LABELS
 
 TUNING = Tuning()
 
-tuned = run_tuning(TUNING)
-
 
 def slope(d_ks, values):
     """The least-squares slope of log(value) against log(d_k)."""
     return float(np.polyfit(np.log(d_ks), np.log(values), 1)[0])
 
 
-def transfer(tuning=TUNING):
+def transfer(tuning):
+    """Per optimiser and rule: the best rate at each d_k, its slopes and the prediction."""
+    tuned = run_tuning(tuning)
     rows = []
     for optimizer in tuning.optimizers:
         best = {rule: [tuned[(optimizer, d, rule)].vertex_lr for d in tuning.d_ks]
@@ -43,7 +43,7 @@ def transfer(tuning=TUNING):
     return rows
 
 
-result = transfer()
+result = transfer(TUNING)
 d_ks = list(TUNING.d_ks)
 at = {(r["optimizer"], r["rule"]): r for r in result}
 

@@ -20,8 +20,10 @@ from conftest import DOCS, REPO, SNIPPETS
 from sdpa import env, runtime
 from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectral_norm,
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
+from sdpa import gpt
 from sdpa.gpt import GPTSweep, gpt_model, lr_sensitivity, run_gpt
-from sdpa.recall import Arm, RecallExperiment, member_lrs, recall_at_init, recall_model, run_recall
+from sdpa.recall import (Arm, RecallExperiment, _train_together, recall_at_init, recall_model,
+                         run_recall, run_recalls, train_member)
 from sdpa.models import GPTConfig, RecallBlock, RecallHead, qk_norm_bound
 from sdpa.tasks import copy_batch, recall_batches
 
@@ -124,38 +126,26 @@ def test_unit_and_default_initialisation():
     assert default.abs().max() <= 1 / 16
 
 
-def separate_run(experiment: RecallExperiment, arm: Arm, lr: float, seed: int) -> list[float]:
-    """One member trained alone: a plain model, torch.optim and the usual loop."""
-    model = recall_model(experiment, arm, seed)
-    params = dict(model.named_parameters())
-    groups = [{"params": [params[name]], "lr": rate}
-              for name, rate in member_lrs(arm, lr).items() if rate is not None]
-    optimizer = torch.optim.Adam(groups) if experiment.optimizer == "adam" else \
-        torch.optim.SGD(groups)
-    data = recall_batches(experiment.task, seed, experiment.steps + 1)
-    losses = []
-    for t in range(experiment.steps + 1):
-        query, pairs = data.tokens(t)
-        loss = F.cross_entropy(model(query, pairs).logits, data.target[t])
-        losses.append(loss.item())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return losses
-
-
 @pytest.mark.parametrize("optimizer", ["adam", "sgd"])
-def test_batched_training_equals_separate_runs_and_is_deterministic(monkeypatch, optimizer):
+def test_batched_training_equals_the_loop_and_is_deterministic(monkeypatch, optimizer):
+    """Members trained one by one by the plain loop (``sdpa.training.train``, through
+    ``train_member``) match the ensemble of ``run_recall``: the loss at every step, and
+    every weight at the end."""
     monkeypatch.setenv("SDPA_DEVICE", "cpu")
     arms = (Arm(Scale.NONE), Arm(Scale.INV, lr_q=0.5, learn_scale=True),
             Arm(Scale.INV_SQRT, init="default", k_init=2.0))
     experiment = RecallExperiment(d_k=16, d_model=16, n_pairs=4, batch=8, steps=6,
                                   seeds=(0, 1), lrs=(1e-2, 3e-2), arms=arms, optimizer=optimizer)
-    history = run_recall.__wrapped__(experiment)
+    run, (history,) = _train_together((experiment,))
+    assert torch.equal(history.metrics.loss, run_recall.__wrapped__(experiment).metrics.loss)
+    weights = run.ensemble.parameters()  # name -> (members, ...), in experiment.members() order
     for arm, lr, seed in [(arms[1], 3e-2, 1), (arms[2], 1e-2, 0), (arms[0], 3e-2, 0)]:
-        alone = torch.tensor(separate_run(experiment, arm, lr, seed))
-        batched = history.arm(arm, lr).loss[:, experiment.seeds.index(seed)]
-        assert torch.allclose(batched, alone, rtol=1e-5, atol=1e-6), (arm, lr, seed)
+        model, losses = train_member(experiment, arm, lr, seed)
+        batched = history.arm(arm, lr).loss[:-1, experiment.seeds.index(seed)]  # last: no step
+        assert torch.allclose(batched, torch.tensor(losses), rtol=1e-5, atol=1e-6), (arm, lr, seed)
+        member = experiment.members().index((arm, lr, seed))
+        for name, weight in model.named_parameters():
+            assert torch.allclose(weights[name][member], weight, rtol=1e-4, atol=1e-6), name
     again = run_recall.__wrapped__(experiment)
     assert torch.equal(history.metrics.loss, again.metrics.loss)
     assert torch.equal(history.metrics.grad_q, again.metrics.grad_q)
@@ -215,30 +205,14 @@ def test_lr_sensitivity_definition():
 @pytest.mark.parametrize("config", [GPTConfig(), GPTConfig(qk_norm="rms", scale=Scale.NONE),
                                     GPTConfig(softcap=10.0)], ids=lambda c: c.label)
 def test_batched_gpt_sweep_equals_separate_runs(monkeypatch, config):
-    """A member of a sweep follows its own run: a plain model, torch.optim and the usual loop."""
+    """A member of a sweep follows its own run: a plain model trained by the plain loop
+    (``sdpa.training.train``, through ``sdpa.gpt.train_member``)."""
     monkeypatch.setenv("SDPA_DEVICE", "cpu")
     sweep = GPTSweep(arms=(GPTConfig(qk_norm="rms"), config), lrs=(3e-3, 3e-2), seeds=(0, 1),
                      steps=6)
     history = run_gpt.__wrapped__(sweep)
     lr, seed = 3e-3, 1  # a low rate: rounding differences stay small in 6 steps
-    model = gpt_model(config, seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=sweep.betas)
-    cosine = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / sweep.steps)))
-    data = runtime.generator(sweep.data_seed)
-    losses = []
-    for _ in range(sweep.steps):
-        inputs, targets = copy_batch(len(sweep.seeds) * sweep.batch, config.vocab,
-                                     config.context, data)
-        s = sweep.seeds.index(seed)
-        mine = slice(s * sweep.batch, (s + 1) * sweep.batch)  # this seed's share
-        logits, _ = model(inputs[mine])
-        loss = F.cross_entropy(logits.flatten(0, 1), targets[mine].flatten(), ignore_index=-1)
-        losses.append(loss.item())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        cosine.step()
+    _, losses = gpt.train_member(sweep, config, lr, seed)
     batched = history.arm(config, lr).loss[:, sweep.seeds.index(seed)]
     assert torch.allclose(batched, torch.tensor(losses), rtol=1e-4, atol=1e-6)
 
@@ -361,8 +335,6 @@ def test_recall_block_equals_textbook_multi_head_attention():
 
 def test_experiments_trained_together_equal_their_separate_runs():
     """run_recalls: one ensemble, an optimiser per experiment; each history is run_recall's."""
-    from sdpa.recall import run_recalls
-
     base = RecallExperiment(d_k=8, d_model=16, n_pairs=4, batch=8, steps=6, record_every=2,
                             seeds=(0, 1))
     adam = dataclasses.replace(base, optimizer="adam", lrs=(1e-2, 3e-2),

@@ -9,8 +9,9 @@ with SGD and with Adam from the same initial draw per seed:
   (SGD: lr s^2, Adam: lr s);
 * folded with the other optimiser's rule, to show that the rule is optimiser-specific.
 
-The training loop is the site's shared one (``sdpa.recall``); the arms differ only
-in their logit scale, W_Q's initial multiplier and W_Q's learning-rate multiplier.
+Each run is the site's one training loop (``sdpa.training.train``), all of them batched
+by ``sdpa.recall.run_recall``; the arms differ only in their logit scale, W_Q's initial
+multiplier and W_Q's learning-rate multiplier.
 """
 
 import math

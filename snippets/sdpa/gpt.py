@@ -12,24 +12,27 @@ fields carry the members' grid (arms, lrs, seeds) as their trailing axes::
     history = run_gpt(sweep)
     history.arm(GPTConfig(), lr=1e-2).final_loss   # (seeds,)
 
-The members train together as one :class:`sdpa.training.Ensemble`.
+Each member is one run of :func:`sdpa.training.train`, the plain loop on ``torch.optim``
+with a cosine schedule; the members train together as one
+:class:`sdpa.training.Ensemble`, which a test checks gives that loop's losses.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from sdpa.attention import Scale
 from sdpa.models import GPT, GPTConfig, qk_norm_bound
 from sdpa.runtime import device as default_device
 from sdpa.runtime import generator, memo, seeded
 from sdpa.tasks import copy_batch
-from sdpa.training import Ensemble, make_optimizer, member_losses
+from sdpa.training import Ensemble, make_optimizer, member_losses, train
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,44 @@ def gpt_model(config: GPTConfig, seed: int) -> GPT:
         return GPT(config)
 
 
+def cosine(optimizer: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """The learning rate decaying from its peak to zero on a cosine over ``steps``."""
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / steps)))
+
+
+def _draws(sweep: GPTSweep, config: GPTConfig) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Each step's batches, one per seed: inputs and targets (seeds, batch, context)."""
+    data, n = generator(sweep.data_seed), len(sweep.seeds)
+    for _ in range(sweep.steps):
+        inputs, targets = copy_batch(n * sweep.batch, config.vocab, config.context, data)
+        yield inputs.view(n, sweep.batch, -1), targets.view(n, sweep.batch, -1)
+
+
+def gpt_loss(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """The next-token cross-entropy of ``model`` on one batch (inputs, targets; -1: none)."""
+    inputs, targets = batch
+    logits, _ = model(inputs)
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
+
+
+def train_member(sweep: GPTSweep, config: GPTConfig, lr: float,
+                 seed: int) -> tuple[GPT, list[float]]:
+    """One member of ``sweep`` trained alone by the plain loop, :func:`sdpa.training.train`:
+    the trained model and the loss of each of its steps.
+
+    The ensemble of :func:`run_gpt` computes exactly this for every member at once;
+    ``tests/test_library.py`` checks that both give the same losses.
+    """
+    dev = default_device()
+    model = gpt_model(config, seed).to(dev)
+    optimizer = make_optimizer("adam", [{"params": model.parameters(), "lr": lr}],
+                               betas=sweep.betas)
+    s = sweep.seeds.index(seed)
+    batches = ((inputs[s].to(dev), targets[s].to(dev)) for inputs, targets in _draws(sweep, config))
+    return model, train(model, optimizer, batches, gpt_loss, cosine(optimizer, sweep.steps))
+
+
 def _structure(config: GPTConfig) -> GPTConfig:
     """Arms with the same structure differ only in their scale rule (a buffer)."""
     return dataclasses.replace(config, scale=Scale.INV_SQRT)
@@ -109,11 +150,9 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
     names = [name for name, _ in models[0].named_parameters()]
     ensemble = Ensemble(models, [dict.fromkeys(names, lr) for lr, _, _ in members], dev)
     optimizer = make_optimizer("adam", ensemble.param_groups(), betas=sweep.betas)
-    cosine = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / sweep.steps)))
-    n_seeds, size = len(sweep.seeds), len(members)
-    seed_of = torch.arange(size) % n_seeds
-    data = generator(sweep.data_seed)
+    schedule = cosine(optimizer, sweep.steps)
+    size = len(members)
+    seed_of = torch.arange(size) % len(sweep.seeds)
     held_out = copy_batch(sweep.held_out, config.vocab, config.context,
                           generator(sweep.data_seed + 1))
     held_in, held_target = (x.to(dev).expand(size, *x.shape) for x in held_out)
@@ -125,10 +164,8 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
 
     initial = evaluate()
     rows = []
-    for _ in range(sweep.steps):
-        inputs, targets = copy_batch(n_seeds * sweep.batch, config.vocab, config.context, data)
-        inputs = inputs.view(n_seeds, sweep.batch, -1)[seed_of].to(dev)  # one batch per seed
-        targets = targets.view(n_seeds, sweep.batch, -1)[seed_of].to(dev)
+    for inputs, targets in _draws(sweep, config):
+        inputs, targets = inputs[seed_of].to(dev), targets[seed_of].to(dev)  # each its seed's
         with torch.no_grad():
             bound = (qk_norm_bound(config, ensemble.state()) if config.qk_norm
                      else torch.full((size,), math.nan, device=dev))
@@ -137,7 +174,7 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
         optimizer.zero_grad()
         losses.sum().backward()
         optimizer.step()
-        cosine.step()
+        schedule.step()
         rows.append(GPTRecords(
             loss=losses.detach(), bound=bound,
             max_logit=torch.stack([s.max_logit for s in stats]).amax(0),

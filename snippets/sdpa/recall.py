@@ -19,9 +19,12 @@ by position or display label::
 The model is :class:`sdpa.models.RecallHead` (or, with ``heads``, a
 :class:`sdpa.models.RecallBlock`) on the associative-recall task of :mod:`sdpa.tasks`.
 Members share data and initial weights when they share a seed (a paired comparison), and
-differ in their arm and learning rate. Experiments of one shape that differ only in
-optimiser, arms, learning rates and seeds can train as one ensemble, each with its own
-optimiser (:func:`run_recalls`): the same runs, in fewer and larger computations.
+differ in their arm and learning rate. Each member is one run of
+:func:`sdpa.training.train`, the plain loop on ``torch.optim``; the members train
+together as one :class:`sdpa.training.Ensemble`, which a test checks gives that loop's
+losses. Experiments of one shape that differ only in optimiser, arms, learning rates and
+seeds can train as one ensemble, each with its own optimiser (:func:`run_recalls`): the
+same runs, in fewer and larger computations.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from sdpa.models import RecallBlock, RecallHead, RecallOutput, init_unit_varianc
 from sdpa.runtime import device as default_device
 from sdpa.runtime import memo, seeded
 from sdpa.tasks import RecallTask, recall_batches
-from sdpa.training import Ensemble, make_optimizer, member_losses
+from sdpa.training import Ensemble, make_optimizer, member_losses, train
 
 Init = Literal["unit", "default"]
 Optimizer = Literal["adam", "sgd"]
@@ -285,6 +288,12 @@ def run_recalls(experiments: tuple[RecallExperiment, ...]) -> tuple[RecallHistor
     """Train experiments that differ only in optimiser, arms, learning rates and seeds as
     one ensemble, each with its own optimiser (fewer, larger computations: faster on a
     CPU). Members are independent, so each history is :func:`run_recall`'s; memoised."""
+    return _train_together(experiments)[1]
+
+
+def _train_together(experiments: tuple[RecallExperiment, ...],
+                    ) -> tuple[_RecallRun, tuple[RecallHistory, ...]]:
+    """:func:`run_recalls`' work; the run's ensemble is returned too (its trained weights)."""
     first = experiments[0]
     run = _RecallRun(experiments, first.steps + 1)
     optimizers = [make_optimizer(e.optimizer, run.ensemble.param_groups(block))
@@ -300,8 +309,35 @@ def run_recalls(experiments: tuple[RecallExperiment, ...]) -> tuple[RecallHistor
         if t < first.steps:
             for optimizer in optimizers:
                 optimizer.step()
-    return tuple(RecallHistory(e, torch.tensor(steps), metrics)
-                 for e, metrics in zip(experiments, run.shaped(records)))
+    return run, tuple(RecallHistory(e, torch.tensor(steps), metrics)
+                      for e, metrics in zip(experiments, run.shaped(records)))
+
+
+def recall_loss(model: RecallHead | RecallBlock,
+                batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """The cross-entropy of ``model`` on one batch (query tokens, pair tokens, targets)."""
+    query, pairs, target = batch
+    return F.cross_entropy(model(query, pairs).logits, target)
+
+
+def train_member(experiment: RecallExperiment, arm: Arm, lr: float,
+                 seed: int) -> tuple[RecallHead | RecallBlock, list[float]]:
+    """One member of ``experiment`` trained alone by the plain loop,
+    :func:`sdpa.training.train`: the trained model and the loss of each of its steps.
+
+    The ensemble of :func:`run_recalls` computes exactly this for every member at once;
+    ``tests/test_library.py`` checks that both give the same losses and weights.
+    """
+    dev = default_device()
+    model = recall_model(experiment, arm, seed).to(dev)
+    rates = member_lrs(arm, lr, [name for name, _ in model.named_parameters()])
+    groups = [{"params": [model.get_parameter(name)], "lr": rate}
+              for name, rate in rates.items() if rate is not None]
+    optimizer = make_optimizer(experiment.optimizer, groups)
+    # the draw of run_recalls, which measures one batch more after the last step
+    data = recall_batches(experiment.task, seed, experiment.steps + 1).to(dev)
+    batches = ((*data.tokens(t), data.target[t]) for t in range(experiment.steps))
+    return model, train(model, optimizer, batches, recall_loss)
 
 
 @memo

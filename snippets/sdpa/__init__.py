@@ -17,8 +17,8 @@
   matplotlib (the build reads them).
 
 The names below are the ones snippets use most (``sdpa.seed``, ``sdpa.Figure``, ...).
-They load their module on first use, so ``import sdpa.env`` or ``import sdpa.style``
-costs no torch import.
+They load their module on first use, as ``sdpa.figures`` (any module of the package)
+loads itself, so ``import sdpa.env`` or ``import sdpa.style`` costs no torch import.
 """
 
 from importlib import import_module
@@ -34,9 +34,19 @@ __all__ = list(_HOMES)
 
 
 def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module 'sdpa' has no attribute {name!r}")
-    value = getattr(import_module(_HOMES[name]), name)
+    """A name of ``_HOMES`` from its module, or a module of the package (``sdpa.figures``),
+    loaded on first use."""
+    if name in _HOMES:
+        value = getattr(import_module(_HOMES[name]), name)
+    else:
+        try:
+            value = None if name.startswith("_") else import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            value = None
+        if value is None:
+            raise AttributeError(f"module 'sdpa' has no attribute {name!r}")
     globals()[name] = value
     return value
 

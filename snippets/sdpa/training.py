@@ -2,7 +2,8 @@
 
 Every training run on the site is :func:`train`, the usual loop (as in nanoGPT's
 ``train.py``): for each batch, the loss, ``optimizer.zero_grad()``, ``loss.backward()``,
-``optimizer.step()``::
+``optimizer.step()``. The experiments run many such runs at once (below); a run alone
+reads::
 
     def loss_fn(model, batch):
         query, pairs, target = batch
@@ -20,7 +21,8 @@ own loss; consecutive members at the same learning rate share one stacked tensor
 weight, and each learning rate is one param group of an ordinary ``torch.optim``
 optimiser. Adam and SGD update every number on its own, so each member follows the run
 :func:`train` would give it alone: ``tests/test_library.py`` trains members one by one
-with :func:`train` and checks that the ensemble gives the same losses and weights.
+with :func:`train` and checks that the ensemble gives the same losses (and, for the
+recall models, the same weights).
 
 Cost on a CPU: the site's models are tiny, so each operation's fixed overhead, not its
 arithmetic, dominates. One ensemble per experiment (rather than one per arm or per run)

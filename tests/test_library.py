@@ -375,6 +375,18 @@ def test_memo_keys_on_the_seed_offset_the_device_and_the_profile(monkeypatch):
         run("a")
 
 
+def test_the_lazy_names_are_spelled_as_imports_too():
+    """``sdpa``'s lazily loaded names (``_HOMES``) are also imports under ``TYPE_CHECKING``,
+    which the build's import scan follows: the serve cache's key of a snippet that uses
+    ``sdpa.Figure`` covers ``sdpa/figures.py``, and the notebook's download carries it."""
+    import sdpa
+
+    tree = ast.parse((SNIPPETS / "sdpa" / "__init__.py").read_text())
+    (block,) = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
+    spelled = {alias.name: node.module for node in block.body for alias in node.names}
+    assert spelled == sdpa._HOMES
+
+
 def test_import_sdpa_loads_neither_torch_nor_matplotlib():
     """The build reads the environment names and the figures' palette and markup from
     ``sdpa.env`` and ``sdpa.style`` without paying for torch."""

@@ -53,7 +53,7 @@ from IPython.display import HTML, Markdown, display
 import sdpa
 from sdpa import survey
 from sdpa.attention import Scale
-from sdpa.experiments import Arm, RecallExperiment, run_recall
+from sdpa.recall import Arm, RecallExperiment, run_recall
 
 print("shared library:", Path(sdpa.__file__).parent.relative_to(SNIPPETS.parent))
 print("device:", sdpa.device())
@@ -133,8 +133,9 @@ display(HTML(figure.html))
 # The task: a sequence of 16 (key, value) pairs, then one of the keys; the answer is its
 # value. One attention head (d_model = d_k = 64, weights initialised so that q and k
 # components have unit variance), trained with Adam for 120 steps on fresh batches, three
-# seeds per arm, all arms and seeds batched as one computation by the site's shared training
-# loop (`sdpa.experiments.run_recall`). The arms differ only in the factor c in softmax(c q·k).
+# seeds per arm. Each run is exactly [the site's training loop](../code/training/#train)
+# (`zero_grad`, `backward`, `step` on `torch.optim`); `sdpa.recall.run_recall` batches all
+# arms and seeds as one computation. The arms differ only in the factor c in softmax(c q·k).
 
 # %%
 D_K = 64

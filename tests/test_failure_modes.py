@@ -9,7 +9,8 @@ import torch
 
 from sdpa import runtime, survey
 from sdpa.attention import Scale, jacobian
-from sdpa.experiments import Ablation, Arm, run_ablation
+from sdpa.recall import Arm
+from sdpa.studies import Ablation, run_ablation
 
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims

@@ -20,8 +20,10 @@ from conftest import DOCS, REPO, SNIPPETS
 from sdpa import env, runtime
 from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectral_norm,
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
-from sdpa.experiments import (Arm, GPTSweep, RecallExperiment, gpt_model, lr_sensitivity,
-                              member_lrs, recall_at_init, recall_model, run_gpt, run_recall)
+from sdpa import gpt
+from sdpa.gpt import GPTSweep, gpt_model, lr_sensitivity, run_gpt
+from sdpa.recall import (Arm, RecallExperiment, _train_together, recall_at_init, recall_model,
+                         run_recall, run_recalls, train_member)
 from sdpa.models import GPTConfig, RecallBlock, RecallHead, qk_norm_bound
 from sdpa.tasks import copy_batch, recall_batches
 
@@ -124,38 +126,26 @@ def test_unit_and_default_initialisation():
     assert default.abs().max() <= 1 / 16
 
 
-def separate_run(experiment: RecallExperiment, arm: Arm, lr: float, seed: int) -> list[float]:
-    """One member trained alone: a plain model, torch.optim and the usual loop."""
-    model = recall_model(experiment, arm, seed)
-    params = dict(model.named_parameters())
-    groups = [{"params": [params[name]], "lr": rate}
-              for name, rate in member_lrs(arm, lr).items() if rate is not None]
-    optimizer = torch.optim.Adam(groups) if experiment.optimizer == "adam" else \
-        torch.optim.SGD(groups)
-    data = recall_batches(experiment.task, seed, experiment.steps + 1)
-    losses = []
-    for t in range(experiment.steps + 1):
-        query, pairs = data.tokens(t)
-        loss = F.cross_entropy(model(query, pairs).logits, data.target[t])
-        losses.append(loss.item())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return losses
-
-
 @pytest.mark.parametrize("optimizer", ["adam", "sgd"])
-def test_batched_training_equals_separate_runs_and_is_deterministic(monkeypatch, optimizer):
+def test_batched_training_equals_the_loop_and_is_deterministic(monkeypatch, optimizer):
+    """Members trained one by one by the plain loop (``sdpa.training.train``, through
+    ``train_member``) match the ensemble of ``run_recall``: the loss at every step, and
+    every weight at the end."""
     monkeypatch.setenv("SDPA_DEVICE", "cpu")
     arms = (Arm(Scale.NONE), Arm(Scale.INV, lr_q=0.5, learn_scale=True),
             Arm(Scale.INV_SQRT, init="default", k_init=2.0))
     experiment = RecallExperiment(d_k=16, d_model=16, n_pairs=4, batch=8, steps=6,
                                   seeds=(0, 1), lrs=(1e-2, 3e-2), arms=arms, optimizer=optimizer)
-    history = run_recall.__wrapped__(experiment)
+    run, (history,) = _train_together((experiment,))
+    assert torch.equal(history.metrics.loss, run_recall.__wrapped__(experiment).metrics.loss)
+    weights = run.ensemble.parameters()  # name -> (members, ...), in experiment.members() order
     for arm, lr, seed in [(arms[1], 3e-2, 1), (arms[2], 1e-2, 0), (arms[0], 3e-2, 0)]:
-        alone = torch.tensor(separate_run(experiment, arm, lr, seed))
-        batched = history.arm(arm, lr).loss[:, experiment.seeds.index(seed)]
-        assert torch.allclose(batched, alone, rtol=1e-5, atol=1e-6), (arm, lr, seed)
+        model, losses = train_member(experiment, arm, lr, seed)
+        batched = history.arm(arm, lr).loss[:-1, experiment.seeds.index(seed)]  # last: no step
+        assert torch.allclose(batched, torch.tensor(losses), rtol=1e-5, atol=1e-6), (arm, lr, seed)
+        member = experiment.members().index((arm, lr, seed))
+        for name, weight in model.named_parameters():
+            assert torch.allclose(weights[name][member], weight, rtol=1e-4, atol=1e-6), name
     again = run_recall.__wrapped__(experiment)
     assert torch.equal(history.metrics.loss, again.metrics.loss)
     assert torch.equal(history.metrics.grad_q, again.metrics.grad_q)
@@ -215,30 +205,14 @@ def test_lr_sensitivity_definition():
 @pytest.mark.parametrize("config", [GPTConfig(), GPTConfig(qk_norm="rms", scale=Scale.NONE),
                                     GPTConfig(softcap=10.0)], ids=lambda c: c.label)
 def test_batched_gpt_sweep_equals_separate_runs(monkeypatch, config):
-    """A member of a sweep follows its own run: a plain model, torch.optim and the usual loop."""
+    """A member of a sweep follows its own run: a plain model trained by the plain loop
+    (``sdpa.training.train``, through ``sdpa.gpt.train_member``)."""
     monkeypatch.setenv("SDPA_DEVICE", "cpu")
     sweep = GPTSweep(arms=(GPTConfig(qk_norm="rms"), config), lrs=(3e-3, 3e-2), seeds=(0, 1),
                      steps=6)
     history = run_gpt.__wrapped__(sweep)
     lr, seed = 3e-3, 1  # a low rate: rounding differences stay small in 6 steps
-    model = gpt_model(config, seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=sweep.betas)
-    cosine = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / sweep.steps)))
-    data = runtime.generator(sweep.data_seed)
-    losses = []
-    for _ in range(sweep.steps):
-        inputs, targets = copy_batch(len(sweep.seeds) * sweep.batch, config.vocab,
-                                     config.context, data)
-        s = sweep.seeds.index(seed)
-        mine = slice(s * sweep.batch, (s + 1) * sweep.batch)  # this seed's share
-        logits, _ = model(inputs[mine])
-        loss = F.cross_entropy(logits.flatten(0, 1), targets[mine].flatten(), ignore_index=-1)
-        losses.append(loss.item())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        cosine.step()
+    _, losses = gpt.train_member(sweep, config, lr, seed)
     batched = history.arm(config, lr).loss[:, sweep.seeds.index(seed)]
     assert torch.allclose(batched, torch.tensor(losses), rtol=1e-4, atol=1e-6)
 
@@ -250,24 +224,76 @@ def _snippet_files():
     return sorted(p for p in SNIPPETS.rglob("*.py") if p.relative_to(SNIPPETS).parts[0] != "sdpa")
 
 
+#: Calls that draw random numbers (the last part of the called name): torch's, NumPy's and
+#: Python's samplers on a global generator.
+GLOBAL_DRAWS = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+                "randint_like", "normal", "normal_", "uniform_", "bernoulli", "multinomial",
+                "shuffle", "choice", "sample"}
+
+
+def _seeding(path):
+    """A snippet's seeding: its first statement after the imports (and docstring), its
+    ``sdpa.seed`` calls, and whether it draws random numbers: from the generator that
+    ``sdpa.seed`` returned (any call it is passed to), from another seeded generator
+    (``sdpa.generator``, ``sdpa.seeded``) or from a global one."""
+    tree = ast.parse(path.read_text())
+    body = tree.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    first = next(s for s in body if not isinstance(s, (ast.Import, ast.ImportFrom)))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    seeds = [c for c in calls if ast.unparse(c.func) == "sdpa.seed"]
+    seeded = {ast.unparse(t) for n in ast.walk(tree) if isinstance(n, ast.Assign)
+              and n.value in seeds for t in n.targets}  # generator = sdpa.seed(N)
+
+    def draws(call: ast.Call) -> bool:
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        return (ast.unparse(call.func).rpartition(".")[2] in GLOBAL_DRAWS | {"generator", "seeded"}
+                or any(k.arg == "generator" for k in call.keywords)
+                or any(ast.unparse(a) in seeded for a in arguments))
+
+    return first, seeds, seeded, [c for c in calls if draws(c)]
+
+
 def test_every_snippet_follows_the_seeding_rule():
-    """Right after the imports: sdpa.seed(N), once; no generator made anywhere else."""
+    """A snippet that draws random numbers calls sdpa.seed(N) once, right after the imports;
+    a snippet that calls it draws from what it seeded (the generator it returned, or the
+    global state); no generator is made anywhere else."""
     for path in _snippet_files():
-        body = ast.parse(path.read_text()).body
-        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            body = body[1:]  # the docstring
-        first = next(s for s in body if not isinstance(s, (ast.Import, ast.ImportFrom)))
-        call = first.value if isinstance(first, (ast.Assign, ast.Expr)) else None
-        assert isinstance(call, ast.Call) and ast.unparse(call.func) == "sdpa.seed", (
-            f"{path.relative_to(SNIPPETS)}: the first statement after the imports must be "
-            "sdpa.seed(N) (or generator = sdpa.seed(N))")
-        calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)]
-        assert sum(ast.unparse(c.func) == "sdpa.seed" for c in calls) == 1, path
+        name = path.relative_to(SNIPPETS)
+        first, seeds, seeded, draws = _seeding(path)
+        if draws:
+            call = first.value if isinstance(first, (ast.Assign, ast.Expr)) else None
+            assert call in seeds, (f"{name}: it draws random numbers, so its first statement "
+                                   "after the imports must be generator = sdpa.seed(N)")
+            assert len(seeds) == 1, f"{name}: sdpa.seed is called once"
+        if seeds:
+            uses = [c for c in draws if ast.unparse(c.func).rpartition(".")[2] in GLOBAL_DRAWS
+                    or set(map(ast.unparse, [*c.args, *(k.value for k in c.keywords)])) & seeded]
+            assert uses, (f"{name}: calls sdpa.seed but draws nothing from it (memoised "
+                          "experiments carry their own seeds): remove the call")
     library = [p for p in (SNIPPETS / "sdpa").glob("*.py") if p.name != "runtime.py"]
     for path in [*_snippet_files(), *library, DOCS / "lab.py"]:
         text = path.read_text()
         assert "manual_seed" not in text and "torch.Generator(" not in text, (
             f"{path}: seeds go through sdpa.runtime (sdpa.seed, generator, seeded)")
+
+
+def test_the_seeding_rule_tells_a_draw_from_an_unused_seed(tmp_path):
+    """The rule's reading of a snippet: what counts as a draw, and as a seed that is used."""
+    cases = [  # (source, sdpa.seed calls, draws)
+        ("import torch\nimport sdpa\n\ng = sdpa.seed(0)\nx = torch.randn(3, generator=g)\n", 1, 1),
+        ("import sdpa\nfrom sdpa.attention import random_qk\n\ng = sdpa.seed(0)\n"
+         "q, k = random_qk(4, 4, 8, g)\n", 1, 1),
+        ("import sdpa\nfrom sdpa import survey\n\nx = survey.spread(8)\n", 0, 0),
+        ("import sdpa\n\nsdpa.seed(0)\nx = 1\n", 1, 0),
+        ("import torch\n\nx = torch.randn(3)\n", 0, 1),
+    ]
+    for i, (source, seeds, draws) in enumerate(cases):
+        path = tmp_path / f"case{i}.py"
+        path.write_text(source)
+        _, found, _, drawn = _seeding(path)
+        assert (len(found), len(drawn)) == (seeds, draws), source
 
 
 def test_readme_figure_template_runs(tmp_path):
@@ -309,14 +335,12 @@ def test_recall_block_equals_textbook_multi_head_attention():
 
 def test_experiments_trained_together_equal_their_separate_runs():
     """run_recalls: one ensemble, an optimiser per experiment; each history is run_recall's."""
-    from sdpa.experiments import run_recalls
-
     base = RecallExperiment(d_k=8, d_model=16, n_pairs=4, batch=8, steps=6, record_every=2,
                             seeds=(0, 1))
     adam = dataclasses.replace(base, optimizer="adam", lrs=(1e-2, 3e-2),
                                arms=(Arm(Scale.NONE), Arm(Scale.INV, learn_scale=True)))
-    sgd = dataclasses.replace(base, optimizer="sgd", lrs=(1e-2,), seeds=(1, 2),
-                              arms=(Arm(Scale.INV_SQRT, lr=30.0),))
+    sgd = dataclasses.replace(base, optimizer="sgd", lrs=(0.3,), seeds=(1, 2),
+                              arms=(Arm(Scale.INV_SQRT),))
     together = run_recalls((adam, sgd))
     for experiment, history in zip((adam, sgd), together):
         alone = run_recall(experiment)
@@ -349,6 +373,18 @@ def test_memo_keys_on_the_seed_offset_the_device_and_the_profile(monkeypatch):
     monkeypatch.setenv(env.PROFILE, "fast")
     with pytest.raises(ValueError, match="quick, full"):
         run("a")
+
+
+def test_the_lazy_names_are_spelled_as_imports_too():
+    """``sdpa``'s lazily loaded names (``_HOMES``) are also imports under ``TYPE_CHECKING``,
+    which the build's import scan follows: the serve cache's key of a snippet that uses
+    ``sdpa.Figure`` covers ``sdpa/figures.py``, and the notebook's download carries it."""
+    import sdpa
+
+    tree = ast.parse((SNIPPETS / "sdpa" / "__init__.py").read_text())
+    (block,) = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
+    spelled = {alias.name: node.module for node in block.body for alias in node.names}
+    assert spelled == sdpa._HOMES
 
 
 def test_import_sdpa_loads_neither_torch_nor_matplotlib():

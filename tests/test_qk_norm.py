@@ -7,7 +7,7 @@ import math
 import pytest
 
 from sdpa.attention import Scale
-from sdpa.experiments import QK_NORM_ARMS, QK_NORM_SWEEP
+from sdpa.studies import QK_NORM_ARMS, QK_NORM_SWEEP
 
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims

@@ -13,14 +13,13 @@ import pytest
 import torch
 
 from sdpa.attention import Scale
-from sdpa.experiments import (BLOCK_TUNING, LearnedScaleStudy, Tuning, predicted_lr_exponent,
-                              run_tuning)
+from sdpa.studies import BLOCK_TUNING, LearnedScaleStudy, Tuning, predicted_lr_exponent, run_tuning
 
 pytestmark = pytest.mark.claims
 
 TUNING = Tuning()
 STUDY = LearnedScaleStudy()
-CHANCE = math.log(TUNING.sweep("adam", 16).n_values)
+CHANCE = math.log(TUNING.sweep("adam", 16, Scale.NONE).n_values)
 NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
 D_KS = TUNING.d_ks
 
@@ -53,12 +52,13 @@ def test_the_design_is_what_the_page_says(tuned):
     assert (TUNING.points, TUNING.per_decade, TUNING.last) == (5, 3, 8)
     assert dict(TUNING.ablation.optimizers) == {"adam": 0.01, "sgd": 1.0}
     assert not set(TUNING.sweep_seeds) & set(TUNING.confirm_seeds), "confirmation seeds are fresh"
-    setup = TUNING.sweep("sgd", 64)
+    setup = TUNING.sweep("sgd", 64, Scale.NONE)
     assert (setup.batch, setup.d_model, setup.n_pairs) == (
         TUNING.ablation.batch, TUNING.ablation.d_model, TUNING.ablation.n_pairs)
     assert setup.steps == TUNING.steps == 150 and TUNING.ablation.steps == 200
     assert TUNING.ablation.record_every == 5  # the last 8 records: steps 115 to 150
-    for arm in tuned.values():
+    for (optimizer, d_k, rule), arm in tuned.items():
+        assert TUNING.sweep(optimizer, d_k, rule).lrs == arm.lrs, "experiments hold the rates"
         ratios = [b / a for a, b in zip(arm.lrs, arm.lrs[1:])]
         assert ratios == pytest.approx([10 ** (1 / TUNING.per_decade)] * len(ratios))
         assert arm.sweep_loss.shape == (TUNING.points, len(TUNING.sweep_seeds))
@@ -138,7 +138,7 @@ def block(run_snippet):
 
 def test_the_block_has_the_shape_the_page_says():
     (d_k,) = BLOCK_TUNING.d_ks
-    experiment = BLOCK_TUNING.sweep("adam", d_k)
+    experiment = BLOCK_TUNING.sweep("adam", d_k, Scale.NONE)
     assert (BLOCK_TUNING.heads, d_k, experiment.d_model) == (4, 16, 64)
     assert BLOCK_TUNING.optimizers == ("adam",)
     assert (experiment.steps, experiment.batch, experiment.n_pairs) == (

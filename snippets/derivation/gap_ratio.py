@@ -13,7 +13,6 @@ import sdpa
 from sdpa import survey
 from sdpa.attention import Scale
 
-sdpa.seed(0)
 HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512]
 ROW_LENGTHS = [8, 64, 512]
 TABLE_N = 64

@@ -10,7 +10,6 @@ import sdpa
 from sdpa import survey
 from sdpa.attention import Scale
 
-sdpa.seed(0)
 HEAD_DIMS = [8, 32, 128, 512]
 N_KEYS = 64
 

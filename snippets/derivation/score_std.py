@@ -12,7 +12,6 @@ import math
 import sdpa
 from sdpa import survey
 
-sdpa.seed(0)
 HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512]
 
 result = [

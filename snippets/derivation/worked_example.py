@@ -9,7 +9,6 @@ import torch
 import sdpa
 from sdpa.attention import entropy, jacobian
 
-sdpa.seed(0)
 RAW = [16.0, 8.0, 4.0]
 SQRT_D_K = 8.0
 

@@ -1,6 +1,6 @@
 """The training ablation in one table: every arm, both optimisers, both initialisations.
 
-Same runs as the loss and entropy figures (``sdpa.experiments.run_ablation``, memoised).
+Same runs as the loss and entropy figures (``sdpa.studies.run_ablation``, memoised).
 Final loss is the mean of the last 8 recorded batches (steps 165 to 200); "steps to
 loss < 0.5" is the first recorded step at which a seed's batch loss falls below 0.5;
 the gradient ratio is ‖∇W_Q‖ / ‖∇W_V‖ on the first batch.
@@ -10,10 +10,10 @@ import math
 from dataclasses import dataclass
 
 import sdpa
-from sdpa.experiments import Ablation, Arm, run_ablation
+from sdpa.recall import Arm
+from sdpa.studies import Ablation, run_ablation
 from sdpa.training import OPTIMIZER_LABELS
 
-sdpa.seed(6)
 THRESHOLD = 0.5
 ABLATION = Ablation()
 

@@ -1,6 +1,6 @@
 """The training ablation: the query row's attention entropy against step.
 
-The same runs as the loss figure (``sdpa.experiments.run_ablation`` is memoised).
+The same runs as the loss figure (``sdpa.studies.run_ablation`` is memoised).
 Entropy is in nats, averaged over the batch; a uniform row over 8 pairs has ln 8, a
 one-hot row 0. It shows where each arm starts and that the scaled arms still become sharp.
 """
@@ -8,9 +8,9 @@ one-hot row 0. It shows where each arm starts and that the scaled arms still bec
 import math
 
 import sdpa
-from sdpa.experiments import Ablation, draw_ablation, run_ablation
+from sdpa.plots import draw_ablation
+from sdpa.studies import Ablation, run_ablation
 
-sdpa.seed(6)
 ABLATION = Ablation()
 runs = run_ablation(ABLATION)
 result = runs  # {(optimiser, d_k): RecallHistory}

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import (Arm, RecallExperiment, query_grad_per_example, recall_at_init,
-                              scale_arms)
+from sdpa.recall import Arm, RecallExperiment, query_grad_per_example, recall_at_init, scale_arms
 
-sdpa.seed(5)
 HEAD_DIMS = [16, 64, 128, 256]
 N_BATCHES = 8
 TASK = dict(n_pairs=8, batch=32, d_model=32, seeds=(0, 1, 2))

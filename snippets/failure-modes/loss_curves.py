@@ -3,16 +3,16 @@
 Associative recall (8 key/value pairs, 32 possible values) learned by one attention
 head, for the arms no scaling, 1/sqrt(d_k) and 1/d_k, at d_k = 16, 64 and 256, with
 both initialisations and three seeds, all trained as one batched computation per
-(optimiser, d_k) by ``sdpa.experiments.run_ablation`` (memoised: the other figures and
+(optimiser, d_k) by ``sdpa.studies.run_ablation`` (memoised: the other figures and
 tables of this page reuse the same runs).
 """
 
 import math
 
 import sdpa
-from sdpa.experiments import Ablation, draw_ablation, run_ablation
+from sdpa.plots import draw_ablation
+from sdpa.studies import Ablation, run_ablation
 
-sdpa.seed(6)
 ABLATION = Ablation()
 runs = run_ablation(ABLATION)
 result = runs  # {(optimiser, d_k): RecallHistory}

@@ -16,7 +16,6 @@ import sdpa
 from sdpa import survey
 from sdpa.attention import Scale
 
-sdpa.seed(0)
 HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512]
 TABLE_DIMS = [8, 64, 128, 512]
 N_KEYS = 64

@@ -1,6 +1,6 @@
 """The source material's symptoms of a missing divisor, each checked against our runs.
 
-Uses the ablation runs (``sdpa.experiments.run_ablation``, memoised) and reports, for the
+Uses the ablation runs (``sdpa.studies.run_ablation``, memoised) and reports, for the
 unscaled arm, the measured evidence and a verdict computed from it: reproduced, partly,
 or not reproduced. The rules are in ``verdicts`` below.
 """
@@ -9,9 +9,9 @@ import math
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import Ablation, Arm, run_ablation
+from sdpa.recall import Arm
+from sdpa.studies import Ablation, run_ablation
 
-sdpa.seed(6)
 ABLATION = Ablation()
 runs = run_ablation(ABLATION)
 first = next(iter(runs.values())).experiment

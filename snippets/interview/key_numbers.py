@@ -13,7 +13,6 @@ import sdpa
 from sdpa import survey
 from sdpa.attention import Scale
 
-sdpa.seed(0)
 HEAD_DIMS = [8, 64, 128]
 N_KEYS = 64
 

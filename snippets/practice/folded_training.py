@@ -9,17 +9,17 @@ with SGD and with Adam from the same initial draw per seed:
   (SGD: lr s^2, Adam: lr s);
 * folded with the other optimiser's rule, to show that the rule is optimiser-specific.
 
-The training loop is the site's shared one (``sdpa.experiments``); the arms differ only
-in their logit scale, W_Q's initial multiplier and W_Q's learning-rate multiplier.
+Each run is the site's one training loop (``sdpa.training.train``), all of them batched
+by ``sdpa.recall.run_recall``; the arms differ only in their logit scale, W_Q's initial
+multiplier and W_Q's learning-rate multiplier.
 """
 
 import math
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import Arm, RecallExperiment, run_recall
+from sdpa.recall import Arm, RecallExperiment, run_recall
 
-sdpa.seed(0)
 D_K = 64
 S = 1 / math.sqrt(D_K)
 RULE = {"sgd": S**2, "adam": S}

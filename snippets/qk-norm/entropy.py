@@ -6,9 +6,9 @@ the highest learning rate: without QK-norm on the left, with it on the right.
 """
 
 import sdpa
-from sdpa.experiments import QK_NORM_ARMS, QK_NORM_SWEEP, run_gpt
+from sdpa.gpt import run_gpt
+from sdpa.studies import QK_NORM_ARMS, QK_NORM_SWEEP
 
-sdpa.seed(0)
 HIGH_LR = max(QK_NORM_SWEEP.lrs)
 SHOWN = ["scaled", "qk_norm"]
 

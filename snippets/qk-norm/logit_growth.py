@@ -1,16 +1,16 @@
 """Attention-logit growth: the largest logit against the training step, at a high learning rate.
 
 Five arms of the same two-layer transformer (``sdpa.models.GPT``), trained on the copy task
-by ``sdpa.experiments.run_gpt``: 1/sqrt(d_k), no scale, QK-norm with and without
+by ``sdpa.gpt.run_gpt``: 1/sqrt(d_k), no scale, QK-norm with and without
 1/sqrt(d_k), and a tanh soft cap. At the highest learning rate of the sweep we plot the
 largest logit any softmax saw at each step, the mean over the seeds with the range of the
 seeds as a band.
 """
 
 import sdpa
-from sdpa.experiments import QK_NORM_ARMS, QK_NORM_SWEEP, run_gpt
+from sdpa.gpt import run_gpt
+from sdpa.studies import QK_NORM_ARMS, QK_NORM_SWEEP
 
-sdpa.seed(0)
 HIGH_LR = max(QK_NORM_SWEEP.lrs)
 
 

@@ -9,9 +9,9 @@ gap between the seeds of one learning rate.
 """
 
 import sdpa
-from sdpa.experiments import QK_NORM_ARMS, QK_NORM_SWEEP, lr_sensitivity, run_gpt
+from sdpa.gpt import lr_sensitivity, run_gpt
+from sdpa.studies import QK_NORM_ARMS, QK_NORM_SWEEP
 
-sdpa.seed(0)
 LEARNED = 0.2  # a held-out loss below this: the run found the copy circuit
 
 

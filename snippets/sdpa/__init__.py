@@ -3,21 +3,33 @@
 * ``sdpa.attention``: scores and their scale rules, softmax statistics (entropy, the
   Jacobian), the soft cap and QK-norm;
 * ``sdpa.tasks``: the data (associative recall, copy, planted scores);
-* ``sdpa.models``: the one-head recall model and the small GPT, as ``nn.Module``s;
-* ``sdpa.training``: the plain training loop on ``torch.optim``, and the ensemble that
-  trains many runs as one;
-* the experiments, frozen configurations with typed results (see the Code pages);
+* ``sdpa.models``: the recall models (one head, one block) and the small GPT, as
+  ``nn.Module``s;
+* ``sdpa.training``: the plain training loop on ``torch.optim`` (``train``), and the
+  ensemble that trains many runs as one;
+* ``sdpa.recall`` and ``sdpa.gpt``: the two engines, frozen configurations of many runs
+  with typed, memoised results; ``sdpa.studies``: each page's named experiments built on
+  them; ``sdpa.plots``: the drawing those pages share;
+* ``sdpa.survey``: attention at initialisation, measured once;
 * ``sdpa.runtime``, ``sdpa.figures``, ``sdpa.tables``: device, seeds and the memo, SVG
   figures, Markdown tables; ``sdpa.env`` and ``sdpa.style``: the environment variables
   and the figures' colours and markup, in modules that import neither torch nor
   matplotlib (the build reads them).
 
 The names below are the ones snippets use most (``sdpa.seed``, ``sdpa.Figure``, ...).
-They load their module on first use, so ``import sdpa.env`` or ``import sdpa.style``
-costs no torch import.
+They load their module on first use, as ``sdpa.figures`` (any module of the package)
+loads itself, so ``import sdpa.env`` or ``import sdpa.style`` costs no torch import.
 """
 
 from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names, spelled as imports for type checkers and for the build,
+    # whose import scan (the serve cache's keys, the notebook's bundled library) reads them
+    from sdpa.figures import Figure  # noqa: F401
+    from sdpa.runtime import device, generator, profile, seed, seeded  # noqa: F401
+    from sdpa.style import INK, PALETTE  # noqa: F401
+    from sdpa.tables import fmt, markdown_table  # noqa: F401
 
 _HOMES = {
     "device": "sdpa.runtime", "generator": "sdpa.runtime", "seed": "sdpa.runtime",
@@ -30,9 +42,19 @@ __all__ = list(_HOMES)
 
 
 def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module 'sdpa' has no attribute {name!r}")
-    value = getattr(import_module(_HOMES[name]), name)
+    """A name of ``_HOMES`` from its module, or a module of the package (``sdpa.figures``),
+    loaded on first use."""
+    if name in _HOMES:
+        value = getattr(import_module(_HOMES[name]), name)
+    else:
+        try:
+            value = None if name.startswith("_") else import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            value = None
+        if value is None:
+            raise AttributeError(f"module 'sdpa' has no attribute {name!r}")
     globals()[name] = value
     return value
 

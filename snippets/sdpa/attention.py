@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -70,22 +69,6 @@ def random_qk(
 def entropy(p: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """Shannon entropy in nats of probability rows (0 log 0 taken as 0)."""
     return -(p * torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))).sum(dim)
-
-
-@dataclass(frozen=True)
-class RowStats:
-    """Per-row softmax statistics of a tensor of logits (one value per row)."""
-
-    max_weight: torch.Tensor  # the largest attention weight
-    entropy: torch.Tensor  # in nats; ln n for a uniform row of n keys
-    gap: torch.Tensor  # largest minus smallest logit
-
-
-def row_stats(logits: torch.Tensor) -> RowStats:
-    """The largest weight, the entropy and the logit gap of every row."""
-    p = torch.softmax(logits, dim=-1)
-    gap = logits.max(-1).values - logits.min(-1).values
-    return RowStats(max_weight=p.max(-1).values, entropy=entropy(p), gap=gap)
 
 
 def jacobian(p: torch.Tensor) -> torch.Tensor:

@@ -1,9 +1,19 @@
 """The site's models as ``torch.nn.Module``s: the recall models (one head, and one block of
 several heads) and a small GPT.
 
-In each, the line the site is about reads like the formula::
+In the GPT (:class:`CausalSelfAttention`) the line the site is about reads like the
+formula::
 
     att = (q @ k.transpose(-2, -1)) * scale
+
+The recall models (:class:`RecallHead`, :class:`RecallBlock`) fold ``W_K`` into the
+query instead: with k_j = W_K x_j, q . k_j = (q W_K) . x_j, so they compute
+``(q @ W_K @ pairs^T) * scale`` (and read the values as ``p @ pairs @ W_V^T``) without
+ever building the n keys and values: about n times fewer multiplications for one query
+against n pairs. The numbers are the formula's: ``tests/test_library.py`` checks both
+models against ``(q @ k.transpose(-2, -1)) * scale`` written out
+(``test_recall_head_computes_the_textbook_attention`` and
+``test_recall_block_equals_textbook_multi_head_attention``).
 
 Weights start from ``nn.Linear``'s own initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
 (variance 1/(3 fan_in)), unless :func:`init_unit_variance` re-draws them as
@@ -38,7 +48,9 @@ class RecallHead(nn.Module):
     ``q = W_Q x_query``, ``k_j = W_K x_j``, ``v_j = W_V x_j`` (d_k each);
     ``p = softmax(scale * q . k_j)`` over the pairs; class scores ``W_O sum_j p_j v_j``.
     The scale is stored as its logarithm, so that a learned scale (a "learned
-    temperature", ``learn_scale=True``) stays positive.
+    temperature", ``learn_scale=True``) stays positive. ``W_K`` is folded into the query
+    (see the module docstring; ``test_recall_head_computes_the_textbook_attention``
+    checks it against the formula).
     """
 
     def __init__(self, d_model: int, d_k: int, n_values: int, scale: float,
@@ -75,7 +87,9 @@ class RecallBlock(nn.Module):
     included, in each head; the heads' outputs are concatenated, projected by ``W_O``
     and added to the query token (the residual stream); a final LayerNorm and ``head``
     give the class scores. Only the query's row is computed, since the answer is read
-    there (a causal model's last position would compute the same).
+    there (a causal model's last position would compute the same). As in
+    :class:`RecallHead`, each head folds ``W_K`` into the query and ``W_V`` into the read
+    (``test_recall_block_equals_textbook_multi_head_attention`` checks it).
     """
 
     def __init__(self, n_heads: int, d_k: int, n_values: int, scale: float,

@@ -4,8 +4,12 @@ Seeding rule (every snippet and the library follow it): random numbers are drawn
 CPU from a generator made by :func:`generator` (or returned by :func:`seed`), and only
 then moved to :func:`device`. CPU and GPU runs therefore start from the same numbers::
 
-    g = sdpa.seed(0)                                    # at the top of the snippet
+    g = sdpa.seed(0)                  # at the top of a snippet that draws random numbers
     x = torch.randn(256, 64, generator=g).to(sdpa.device())
+
+A snippet that draws nothing itself calls no :func:`seed`: the experiments it reads carry
+their seeds in their configurations. Importing this module pins the CPU thread count
+(:func:`fix_threads`), seeded or not.
 
 Every seed passes through this module, which adds the integer in ``SDPA_SEED_OFFSET``
 (default 0): ``SDPA_SEED_OFFSET=1`` reruns every snippet and experiment with every seed

@@ -1,13 +1,16 @@
-"""Training on ``torch.optim``, and many runs of one model as one computation.
+"""Training on ``torch.optim``: the plain loop of every run, and many runs as one computation.
 
-One run is the usual loop::
+Every training run on the site is :func:`train`, the usual loop (as in nanoGPT's
+``train.py``): for each batch, the loss, ``optimizer.zero_grad()``, ``loss.backward()``,
+``optimizer.step()``. The experiments run many such runs at once (below); a run alone
+reads::
+
+    def loss_fn(model, batch):
+        query, pairs, target = batch
+        return F.cross_entropy(model(query, pairs).logits, target)
 
     optimizer = make_optimizer("adam", [{"params": model.parameters(), "lr": 1e-2}])
-    for inputs, target in batches:
-        loss = F.cross_entropy(model(inputs), target)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    losses = train(model, optimizer, batches, loss_fn)
 
 The site's experiments compare many runs (scale rules x learning rates x seeds) that
 differ only in their numbers, not in their code. :class:`Ensemble` trains them as one
@@ -15,9 +18,11 @@ computation: it stacks the members' weights along a new first axis and runs the 
 own ``forward`` on every member with ``torch.func.vmap`` and ``functional_call``. The
 loss is the sum of the members' losses, so each member gets exactly the gradient of its
 own loss; consecutive members at the same learning rate share one stacked tensor per
-weight, and each learning rate is one param group of an ordinary ``torch.optim`` optimiser. Adam and
-SGD update every number on its own, so each member follows its separate run (a test
-trains members alone and compares).
+weight, and each learning rate is one param group of an ordinary ``torch.optim``
+optimiser. Adam and SGD update every number on its own, so each member follows the run
+:func:`train` would give it alone: ``tests/test_library.py`` trains members one by one
+with :func:`train` and checks that the ensemble gives the same losses (and, for the
+recall models, the same weights).
 
 Cost on a CPU: the site's models are tiny, so each operation's fixed overhead, not its
 arithmetic, dominates. One ensemble per experiment (rather than one per arm or per run)
@@ -28,7 +33,8 @@ only in a constant (a buffer, such as the GPT's logit scale) share one ensemble.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -55,6 +61,26 @@ def make_optimizer(name: str, param_groups: list[dict], **options) -> torch.opti
     if name not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, not {name!r}")
     return OPTIMIZERS[name](param_groups, **{"foreach": True, **options})
+
+
+def train(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable,
+          loss_fn: Callable[[nn.Module, Any], torch.Tensor],
+          schedule: torch.optim.lr_scheduler.LRScheduler | None = None) -> list[float]:
+    """Train ``model`` on each batch of ``batches`` in turn; return the loss of each step.
+
+    ``loss_fn(model, batch)`` runs the forward pass and returns the loss (a scalar).
+    ``schedule``, if any, moves the learning rate after every step.
+    """
+    losses = []
+    for batch in batches:
+        loss = loss_fn(model, batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if schedule is not None:
+            schedule.step()
+        losses.append(loss.item())
+    return losses
 
 
 def member_losses(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -9,9 +9,9 @@ under Adam; (c) starts with the same forward pass and then trains differently.
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import Arm, TemperatureStudy, run_recall
+from sdpa.recall import Arm, run_recall
+from sdpa.studies import TemperatureStudy
 
-sdpa.seed(0)
 STUDY = TemperatureStudy()
 
 

@@ -11,7 +11,6 @@ import sdpa
 from sdpa import survey
 from sdpa.attention import Scale
 
-sdpa.seed(0)
 HEAD_DIMS = [4, 8, 16, 32, 64, 128, 256, 512]
 FIXED_T = 8.0
 N_KEYS = 64

@@ -8,9 +8,9 @@ largest raw score |q.k| relative to its start, per seed.
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import Arm, TemperatureStudy, run_recall
+from sdpa.recall import Arm, run_recall
+from sdpa.studies import TemperatureStudy
 
-sdpa.seed(0)
 STUDY = TemperatureStudy()
 LOSS_TARGET = 0.5
 

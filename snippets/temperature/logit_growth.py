@@ -10,9 +10,9 @@ import math
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import Arm, TemperatureStudy, run_recall
+from sdpa.recall import Arm, run_recall
+from sdpa.studies import TemperatureStudy
 
-sdpa.seed(0)
 STUDY = TemperatureStudy()
 RULES = [Scale.NONE, Scale.INV, Scale.INV_SQRT]
 

@@ -1,6 +1,6 @@
 """The scale-choice table, rebuilt from measurements: no scaling, 1/d_k and 1/sqrt(d_k).
 
-One attention head learns associative recall (``sdpa.experiments``) at d_k = 128, three
+One attention head learns associative recall (``sdpa.recall``) at d_k = 128, three
 seeds per arm, Adam at the same learning rate for every arm. The table gives the softmax
 input at initialisation and what training did; the figure shows the loss curves (mean
 over seeds, band from the lowest to the highest seed).
@@ -10,9 +10,9 @@ import math
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import Arm, TemperatureStudy, recall_at_init, run_recall
+from sdpa.recall import Arm, recall_at_init, run_recall
+from sdpa.studies import TemperatureStudy
 
-sdpa.seed(0)
 STUDY = TemperatureStudy()
 RULES = [Scale.NONE, Scale.INV, Scale.INV_SQRT]
 LOSS_TARGET = 0.5

@@ -11,8 +11,6 @@ import sdpa
 from sdpa import survey
 from sdpa.attention import Scale
 
-sdpa.seed(0)
-
 D_MODEL = 512  # the base Transformer's (Vaswani et al. 2017), which splits it into 8 heads of 64
 HEADS = [1, 2, 4, 8, 16, 32, 64]
 N_KEYS = 64

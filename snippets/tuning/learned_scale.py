@@ -2,10 +2,10 @@
 
 One recall head at d_k = 64 with the scale fixed at 1/sqrt(d_k), and with the scale
 learned from there (as log c, same optimiser and rate, no regularisation), at two
-learning rates above the tuned best of each optimiser (``sdpa.experiments.
-LearnedScaleStudy``), five seeds. Per arm and rate: the final loss, the largest logit
-seen in training, the learned scale at the end relative to its start, and the runs that
-diverged (final loss NaN or above ten times chance, ``sdpa.experiments.DIVERGED``).
+learning rates above the tuned best of each optimiser (``sdpa.studies.LearnedScaleStudy``),
+five seeds. Per arm and rate: the final loss, the largest logit seen in training, the
+learned scale at the end relative to its start, and the runs that diverged (final loss
+NaN or above ten times chance, ``sdpa.studies.DIVERGED``).
 """
 
 import math
@@ -14,18 +14,17 @@ import torch
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import (DIVERGED, LearnedScaleStudy, Tuning, final_loss, run_recalls,
-                              run_tuning)
+from sdpa.recall import run_recalls
+from sdpa.studies import DIVERGED, LearnedScaleStudy, Tuning, final_loss, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
-
-sdpa.seed(0)
 
 STUDY = LearnedScaleStudy()
 TUNING = Tuning()
 
 
-def learned_scale(study=STUDY):
-    tuned = run_tuning(TUNING)
+def learned_scale(study, tuning):
+    """Each arm and rate of ``study``, against the best rate ``tuning`` found."""
+    tuned = run_tuning(tuning)
     rows = []
     for (optimizer, lrs), history in zip(study.rates, run_recalls(study.experiments())):
         chance = math.log(history.experiment.n_values)
@@ -33,7 +32,7 @@ def learned_scale(study=STUDY):
         for arm in (study.fixed, study.learned):
             for lr in lrs:
                 curves = history.arm(arm, lr)
-                loss = final_loss(curves, TUNING.last, chance)
+                loss = final_loss(curves, tuning.last, chance)
                 rows.append({
                     "optimizer": optimizer, "lr": lr, "times_best": lr / best,
                     "learned": arm.learn_scale, "final_loss": loss, "diverged": loss.isinf(),
@@ -43,7 +42,7 @@ def learned_scale(study=STUDY):
     return rows
 
 
-result = learned_scale()
+result = learned_scale(STUDY, TUNING)
 
 
 def loss(r):

@@ -11,9 +11,8 @@ one-head runs at d_k = 16 are drawn beside it.
 import math
 
 import sdpa
-from sdpa.experiments import BLOCK_TUNING, Tuning, draw_tuning, run_tuning
-
-sdpa.seed(0)
+from sdpa.plots import draw_tuning
+from sdpa.studies import BLOCK_TUNING, Tuning, run_tuning
 
 ONE_HEAD = Tuning()
 CEILING = 10.0
@@ -24,7 +23,7 @@ one_head = run_tuning(ONE_HEAD)
 heads = BLOCK_TUNING.heads
 result = {"block": [block[(optimizer, d_k, rule)] for rule in BLOCK_TUNING.rules],
           "one_head": [one_head[(optimizer, d_k, rule)] for rule in ONE_HEAD.rules]}
-n_values = BLOCK_TUNING.sweep(optimizer, d_k).n_values
+n_values = BLOCK_TUNING.sweep(optimizer, d_k, BLOCK_TUNING.rules[0]).n_values
 
 
 def spread(losses):

@@ -2,7 +2,7 @@
 
 The recall task and one-head model of the failure-modes ablation (same shapes, 150 of its
 200 steps), but each rule sweeps its own window of learning rates on two seeds
-(``sdpa.experiments.run_tuning``, memoised: the table and the transfer figure reuse it).
+(``sdpa.studies.run_tuning``, memoised: the table and the transfer figure reuse it).
 The best rate of each rule is then rerun on five fresh seeds. Every window holds the
 ablation's fixed rate, marked by an open circle.
 """
@@ -10,16 +10,15 @@ ablation's fixed rate, marked by an open circle.
 import math
 
 import sdpa
-from sdpa.experiments import Tuning, draw_tuning, label_grid, run_tuning
-
-sdpa.seed(0)
+from sdpa.plots import draw_tuning, label_grid
+from sdpa.studies import Tuning, run_tuning
 
 TUNING = Tuning()
 CEILING = 10.0  # a run above this (or diverged) is drawn here
 
 result = run_tuning(TUNING)  # {(optimiser, d_k, rule): TunedArm}
 n_sweep, n_confirm = len(TUNING.sweep_seeds), len(TUNING.confirm_seeds)
-n_values = TUNING.sweep("adam", TUNING.d_ks[0]).n_values
+n_values = TUNING.sweep("adam", TUNING.d_ks[0], TUNING.rules[0]).n_values  # every sweep's
 spacing = 10 ** (1 / TUNING.per_decade)
 
 figure = sdpa.Figure(

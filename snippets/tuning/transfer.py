@@ -5,7 +5,7 @@ between grid points: the vertex of a parabola through the log loss at the best r
 its two neighbours. The prediction: a rule whose factor is d_k^a times 1/sqrt(d_k) should
 have a best rate d_k^(-a/2) (Adam) or d_k^(-a) (SGD) times 1/sqrt(d_k)'s, if only W_Q and
 W_K's rate mattered and the different initialisation did not
-(``sdpa.experiments.predicted_lr_exponent``).
+(``sdpa.studies.predicted_lr_exponent``).
 """
 
 
@@ -13,14 +13,11 @@ import numpy as np
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.experiments import SCALE_COLORS, Tuning, predicted_lr_exponent, run_tuning
+from sdpa.plots import SCALE_COLORS
+from sdpa.studies import Tuning, predicted_lr_exponent, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
-sdpa.seed(0)
-
 TUNING = Tuning()
-
-tuned = run_tuning(TUNING)
 
 
 def slope(d_ks, values):
@@ -28,7 +25,9 @@ def slope(d_ks, values):
     return float(np.polyfit(np.log(d_ks), np.log(values), 1)[0])
 
 
-def transfer(tuning=TUNING):
+def transfer(tuning):
+    """Per optimiser and rule: the best rate at each d_k, its slopes and the prediction."""
+    tuned = run_tuning(tuning)
     rows = []
     for optimizer in tuning.optimizers:
         best = {rule: [tuned[(optimizer, d, rule)].vertex_lr for d in tuning.d_ks]
@@ -44,7 +43,7 @@ def transfer(tuning=TUNING):
     return rows
 
 
-result = transfer()
+result = transfer(TUNING)
 d_ks = list(TUNING.d_ks)
 at = {(r["optimizer"], r["rule"]): r for r in result}
 

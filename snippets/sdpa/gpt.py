@@ -1,0 +1,223 @@
+"""The GPT engine: learning-rate sweeps of a small GPT on the copy task, many runs at once.
+
+A :class:`GPTSweep` is a frozen configuration: arms (attention options of one
+:class:`sdpa.models.GPT`), peak learning rates and seeds. :func:`run_gpt` trains every
+member, memoised by :func:`sdpa.runtime.memo`, and returns a :class:`GPTHistory` whose
+fields carry the members' grid (arms, lrs, seeds) as their trailing axes::
+
+    from sdpa.gpt import GPTSweep, run_gpt
+    from sdpa.models import GPTConfig
+
+    sweep = GPTSweep(arms=(GPTConfig(), GPTConfig(qk_norm="rms")), lrs=(1e-3, 1e-2))
+    history = run_gpt(sweep)
+    history.arm(GPTConfig(), lr=1e-2).final_loss   # (seeds,)
+
+Each member is one run of :func:`sdpa.training.train`, the plain loop on ``torch.optim``
+with a cosine schedule; the members train together as one
+:class:`sdpa.training.Ensemble`, which a test checks gives that loop's losses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from sdpa.attention import Scale
+from sdpa.models import GPT, GPTConfig, qk_norm_bound
+from sdpa.runtime import device as default_device
+from sdpa.runtime import generator, memo, seeded
+from sdpa.tasks import copy_batch
+from sdpa.training import Ensemble, make_optimizer, member_losses, train
+
+
+@dataclass(frozen=True)
+class GPTSweep:
+    """Arms (attention options of one model) x peak learning rates x seeds on the copy task.
+
+    Adam without weight decay, the learning rate decaying to zero on a cosine, no warm-up.
+    Arms that differ only in their scale rule, with all their learning rates and seeds,
+    train as one batched computation; members that share a seed share their data, and
+    their initial weights where they share an arm.
+    """
+
+    arms: tuple[GPTConfig, ...] = (GPTConfig(),)
+    lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+    seeds: tuple[int, ...] = (0, 1)
+    steps: int = 120
+    batch: int = 8  # sequences per step and seed
+    betas: tuple[float, float] = (0.9, 0.95)
+    held_out: int = 128  # sequences of the fixed batch the final loss is measured on
+    data_seed: int = 1234
+
+
+@dataclass(frozen=True)
+class GPTRecords:
+    """What a sweep recorded; the trailing axes of every field are the members' grid."""
+
+    loss: torch.Tensor  # (steps, ...) training loss before each update
+    max_logit: torch.Tensor  # (steps, ...) the largest logit any softmax saw
+    max_raw: torch.Tensor  # (steps, ...) the same before the soft cap
+    bound: torch.Tensor  # (steps, ...) the QK-norm bound from the gains (NaN without QK-norm)
+    entropy: torch.Tensor  # (steps, layers, heads, ...) mean row entropy, nats
+    initial_loss: torch.Tensor  # (...) on the held-out batch before training
+    final_loss: torch.Tensor  # (...) on it after training; a diverged run counts 10 ln(vocab)
+
+    def map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> GPTRecords:
+        """Apply ``fn`` to every field."""
+        fields = dataclasses.fields(self)
+        return GPTRecords(**{f.name: fn(getattr(self, f.name)) for f in fields})
+
+
+@dataclass(frozen=True)
+class GPTHistory:
+    """A sweep's records: the trailing axes of every field are (arms, lrs, seeds)."""
+
+    sweep: GPTSweep
+    records: GPTRecords
+
+    def arm(self, config: GPTConfig, lr: float | None = None) -> GPTRecords:
+        """One arm: trailing axes (lrs, seeds), or (seeds,) at the learning rate ``lr``."""
+        a = self.sweep.arms.index(config)
+        if lr is None:
+            return self.records.map(lambda t: t[..., a, :, :])
+        i = self.sweep.lrs.index(lr)
+        return self.records.map(lambda t: t[..., a, i, :])
+
+
+def gpt_model(config: GPTConfig, seed: int) -> GPT:
+    """One member's model as it starts (GPT-2 initialisation from ``seed``)."""
+    with seeded(seed):
+        return GPT(config)
+
+
+def cosine(optimizer: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """The learning rate decaying from its peak to zero on a cosine over ``steps``."""
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / steps)))
+
+
+def _draws(sweep: GPTSweep, config: GPTConfig) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Each step's batches, one per seed: inputs and targets (seeds, batch, context)."""
+    data, n = generator(sweep.data_seed), len(sweep.seeds)
+    for _ in range(sweep.steps):
+        inputs, targets = copy_batch(n * sweep.batch, config.vocab, config.context, data)
+        yield inputs.view(n, sweep.batch, -1), targets.view(n, sweep.batch, -1)
+
+
+def gpt_loss(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """The next-token cross-entropy of ``model`` on one batch (inputs, targets; -1: none)."""
+    inputs, targets = batch
+    logits, _ = model(inputs)
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
+
+
+def train_member(sweep: GPTSweep, config: GPTConfig, lr: float,
+                 seed: int) -> tuple[GPT, list[float]]:
+    """One member of ``sweep`` trained alone by the plain loop, :func:`sdpa.training.train`:
+    the trained model and the loss of each of its steps.
+
+    The ensemble of :func:`run_gpt` computes exactly this for every member at once;
+    ``tests/test_library.py`` checks that both give the same losses.
+    """
+    dev = default_device()
+    model = gpt_model(config, seed).to(dev)
+    optimizer = make_optimizer("adam", [{"params": model.parameters(), "lr": lr}],
+                               betas=sweep.betas)
+    s = sweep.seeds.index(seed)
+    batches = ((inputs[s].to(dev), targets[s].to(dev)) for inputs, targets in _draws(sweep, config))
+    return model, train(model, optimizer, batches, gpt_loss, cosine(optimizer, sweep.steps))
+
+
+def _structure(config: GPTConfig) -> GPTConfig:
+    """Arms with the same structure differ only in their scale rule (a buffer)."""
+    return dataclasses.replace(config, scale=Scale.INV_SQRT)
+
+
+@memo
+def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
+    """Every arm x learning rate x seed of ``sweep`` as one ensemble; the arms must share
+    their structure. Returns records whose trailing axes are (arms, lrs, seeds)."""
+    dev = default_device()
+    config = sweep.arms[0]
+    grid = (len(sweep.lrs), len(sweep.arms), len(sweep.seeds))  # member order: lr, arm, seed
+    members = [(lr, arm, seed) for lr in sweep.lrs for arm in sweep.arms for seed in sweep.seeds]
+    models = [gpt_model(arm, seed) for _, arm, seed in members]
+    names = [name for name, _ in models[0].named_parameters()]
+    ensemble = Ensemble(models, [dict.fromkeys(names, lr) for lr, _, _ in members], dev)
+    optimizer = make_optimizer("adam", ensemble.param_groups(), betas=sweep.betas)
+    schedule = cosine(optimizer, sweep.steps)
+    size = len(members)
+    seed_of = torch.arange(size) % len(sweep.seeds)
+    held_out = copy_batch(sweep.held_out, config.vocab, config.context,
+                          generator(sweep.data_seed + 1))
+    held_in, held_target = (x.to(dev).expand(size, *x.shape) for x in held_out)
+
+    def evaluate() -> torch.Tensor:
+        with torch.no_grad():
+            losses = member_losses(ensemble(held_in)[0], held_target)
+        return torch.nan_to_num(losses, nan=10 * math.log(config.vocab))
+
+    initial = evaluate()
+    rows = []
+    for inputs, targets in _draws(sweep, config):
+        inputs, targets = inputs[seed_of].to(dev), targets[seed_of].to(dev)  # each its seed's
+        with torch.no_grad():
+            bound = (qk_norm_bound(config, ensemble.state()) if config.qk_norm
+                     else torch.full((size,), math.nan, device=dev))
+        logits, stats = ensemble(inputs)
+        losses = member_losses(logits, targets)
+        optimizer.zero_grad()
+        losses.sum().backward()
+        optimizer.step()
+        schedule.step()
+        rows.append(GPTRecords(
+            loss=losses.detach(), bound=bound,
+            max_logit=torch.stack([s.max_logit for s in stats]).amax(0),
+            max_raw=torch.stack([s.max_raw for s in stats]).amax(0),
+            entropy=torch.stack([s.entropy.T for s in stats]),  # (layers, heads, members)
+            initial_loss=initial, final_loss=initial,
+        ))
+    fields = ("loss", "max_logit", "max_raw", "bound", "entropy")
+    stacked = {f: torch.stack([getattr(r, f) for r in rows]).cpu() for f in fields}
+    records = GPTRecords(**stacked, initial_loss=initial.cpu(), final_loss=evaluate().cpu())
+    # (..., members) -> (..., lrs, arms, seeds) -> (..., arms, lrs, seeds)
+    return records.map(lambda t: t.view(*t.shape[:-1], *grid).transpose(-3, -2))
+
+
+@memo
+def run_gpt(sweep: GPTSweep) -> GPTHistory:
+    """Train every arm x learning rate x seed of ``sweep``; memoised by the (frozen) sweep.
+
+    Arms that differ only in their scale rule train as one batched computation (memoised
+    on its own, so sweeps that share such a group, learning rates and seeds train it once).
+    """
+    groups = list(dict.fromkeys(_structure(arm) for arm in sweep.arms))
+    per_group = {}
+    for group in groups:
+        arms = tuple(arm for arm in sweep.arms if _structure(arm) == group)
+        per_group[group] = (arms, _run_gpt_group(dataclasses.replace(sweep, arms=arms)))
+
+    def arm_records(arm: GPTConfig) -> GPTRecords:
+        arms, records = per_group[_structure(arm)]
+        return records.map(lambda t: t[..., arms.index(arm), :, :])
+
+    per_arm = [arm_records(arm) for arm in sweep.arms]
+    fields = [f.name for f in dataclasses.fields(GPTRecords)]
+    stacked = {f: torch.stack([getattr(r, f) for r in per_arm], dim=-3) for f in fields}
+    return GPTHistory(sweep, GPTRecords(**stacked))
+
+
+def lr_sensitivity(final_loss: torch.Tensor, initial_loss: float) -> float:
+    """LR sensitivity (Wortsman et al. 2023): the mean over learning rates of
+    min(L(lr), L0) - L*.
+
+    ``final_loss`` holds one final loss per learning rate (averaged over seeds),
+    ``initial_loss`` is the loss at initialisation L0 and L* is the best final loss of the
+    sweep. Zero means every learning rate did as well as the best one.
+    """
+    return (final_loss.clamp(max=initial_loss) - final_loss.min()).mean().item()

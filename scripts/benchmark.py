@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # sitebuild.pool: how many workers a build starts
+sys.path.insert(0, str(REPO))  # sitebuild: how many workers a build starts, the device; sdpa.env
 OUT = REPO / "bench" / "results"
 TARGETS = {"build_s": 120, "tests_s": 90, "snippet_s": 15, "serve_rebuild_s": 5}
 
@@ -70,7 +70,9 @@ def timed(command: list[str], env: dict | None = None) -> dict:
 
 
 def clean_build(site: Path, cache: str = "0", jobs: str | None = None) -> dict:
-    env = {"NO_MKDOCS_2_WARNING": "1", "SDPA_CACHE": cache, **({"SDPA_JOBS": jobs} if jobs else {})}
+    from sdpa import env as names
+
+    env = {"NO_MKDOCS_2_WARNING": "1", names.CACHE: cache, **({names.JOBS: jobs} if jobs else {})}
     result = timed([sys.executable, "-m", "mkdocs", "build", "--clean", "-q", "-d", str(site)], env)
     report = site / "build-report.json"
     result["report"] = json.loads(report.read_text()) if report.is_file() else None
@@ -168,14 +170,14 @@ def main() -> None:
     parser.add_argument("--isolated", action="store_true", help="also time each snippet in a fresh process")
     args = parser.parse_args()
 
-    import torch
-
+    from sitebuild.cache import device, environment
     from sitebuild.pool import workers
 
-    device = os.environ.get("SDPA_DEVICE") or ("cuda" if torch.cuda.is_available() else "cpu")
+    described = environment(device())
     results: dict = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, device {device}, "
-                   f"torch {torch.__version__}, Python {platform.python_version()}",
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, device "
+                   f"{described['device']}, profile {described['profile']}, torch {described['torch']}, "
+                   f"Python {described['python']}",
     }
     with tempfile.TemporaryDirectory() as tmp:
         # Serial first: its report gives the serial seconds, and the parallel build after it

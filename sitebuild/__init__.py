@@ -14,3 +14,12 @@ module per job:
 * ``markdown_exec_adapter``: all that depends on markdown-exec's inner workings;
 * ``valid_html``: what the Nu HTML checker would reject, fixed where it is made (a hook).
 """
+
+import sys
+from pathlib import Path
+
+#: The folder that holds the science library: the build imports its torch-free modules
+#: (``sdpa.env``, the environment variables' names) and nothing else of it.
+LIBRARY_ROOT = Path(__file__).resolve().parents[1] / "snippets"
+if str(LIBRARY_ROOT) not in sys.path:
+    sys.path.append(str(LIBRARY_ROOT))

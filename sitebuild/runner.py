@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from sdpa import env
 from sitebuild import cache, errors, markdown_exec_adapter, notebook, pool
 from sitebuild.errors import SnippetFailure
 from sitebuild.fences import executed_fences
@@ -77,12 +78,14 @@ class Outcome:
     output: str
     failure: SnippetFailure | None
     seconds: float
-    runtime: tuple[str, str]  # the device and the torch version it ran with
+    runtime: tuple[str, str, str]  # the device, the torch version and the profile it ran with
 
 
-def runtime() -> tuple[str, str]:
-    """The device snippets run on here and the torch version, as the cache keys name them."""
-    return cache.device(), version("torch")
+def runtime() -> tuple[str, str, str]:
+    """The device snippets run on here, the torch version and the profile (``quick`` or
+    ``full``), as the cache keys name them."""
+    device = cache.device()
+    return device, version("torch"), env.profile_for(device)
 
 
 def run(code: str, filename: str) -> Outcome:

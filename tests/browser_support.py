@@ -17,6 +17,7 @@ from typing import Iterator
 
 import yaml
 
+from sdpa import env
 from sitebuild import code_pages
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ SCHEMES = ("light", "dark")
 
 def chromium_path() -> str | None:
     """The system Chromium, or None when it is absent. ``SDPA_CHROMIUM`` names another binary."""
-    chosen = os.environ.get("SDPA_CHROMIUM")
+    chosen = os.environ.get(env.CHROMIUM)
     for candidate in (chosen,) if chosen else ("/usr/bin/chromium", shutil.which("chromium")):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return candidate

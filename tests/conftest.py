@@ -23,11 +23,11 @@ for path in (SNIPPETS, REPO):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from sdpa import env  # noqa: E402  (the environment variables' names; imports no torch)
+from sdpa import env as sdpa_env  # noqa: E402  (the environment variables' names; imports no torch)
 from sitebuild.fences import executed_fences  # noqa: E402
 
 #: The variable through which sdpa.runtime adds an offset to every seed.
-SEED_OFFSET_ENV = env.SEED_OFFSET
+SEED_OFFSET_ENV = sdpa_env.SEED_OFFSET
 
 
 def pytest_addoption(parser):
@@ -114,8 +114,8 @@ def mkdocs_process(*args: str, engine: str = "mkdocs", offline: bool = False, **
     runs it in a new network namespace whose only interface is loopback (``unshare -rn``,
     then ``ip link set lo up`` for the notebook kernel's local sockets), to show that
     building needs no network."""
-    environment = {k: v for k, v in os.environ.items() if k != "SDPA_CACHE"}
-    environment.update(NO_MKDOCS_2_WARNING="1", SDPA_CACHE="0", **env)
+    environment = {k: v for k, v in os.environ.items() if k != sdpa_env.CACHE}
+    environment.update({"NO_MKDOCS_2_WARNING": "1", sdpa_env.CACHE: "0"}, **env)
     script = Path(sys.executable).with_name(engine)
     command = [sys.executable, *([str(script)] if script.is_file() else ["-m", engine]), *args]
     if offline:
@@ -182,8 +182,8 @@ def _build_site(tmp_path_factory) -> Path:
     for ``run_snippet``. ``SDPA_BUILT_SITE=<folder>`` takes a site you built yourself
     instead (to iterate on the site's tests without rebuilding; never set in CI).
     """
-    if os.environ.get("SDPA_BUILT_SITE"):
-        return Path(os.environ["SDPA_BUILT_SITE"]).resolve()
+    if os.environ.get(sdpa_env.BUILT_SITE):
+        return Path(os.environ[sdpa_env.BUILT_SITE]).resolve()
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
@@ -197,9 +197,9 @@ def _build_site(tmp_path_factory) -> Path:
         return run.output
 
     site = tmp_path_factory.mktemp("site")
-    saved = {key: os.environ.get(key) for key in ("SDPA_CACHE", "SDPA_JOBS", "NO_MKDOCS_2_WARNING")}
-    os.environ.pop("SDPA_CACHE", None)
-    os.environ.update(SDPA_JOBS="1", NO_MKDOCS_2_WARNING="1")
+    saved = {key: os.environ.get(key) for key in (sdpa_env.CACHE, sdpa_env.JOBS, "NO_MKDOCS_2_WARNING")}
+    os.environ.pop(sdpa_env.CACHE, None)
+    os.environ.update({sdpa_env.JOBS: "1", "NO_MKDOCS_2_WARNING": "1"})
     cwd, original, runner.execute = Path.cwd(), runner.execute, execute
     os.chdir(REPO)
     try:
@@ -247,7 +247,8 @@ def pytest_collection_finish(session):
         return
     site = Path(tempfile.mkdtemp(prefix="sdpa-parallel-site-"))
     offline = network_can_be_cut()
-    command, env = mkdocs_process("build", "--clean", "-d", str(site), offline=offline, SDPA_JOBS=PARALLEL_JOBS)
+    command, env = mkdocs_process("build", "--clean", "-d", str(site), offline=offline,
+                                  **{sdpa_env.JOBS: PARALLEL_JOBS})
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, preexec_fn=lambda: os.nice(BACKGROUND_NICENESS), start_new_session=True)
     session.config.stash[_PARALLEL] = (process, site, offline)

@@ -38,8 +38,13 @@ from sitebuild.report import BuildReport
 
 
 class SnippetError(Exception):
+    """A snippet raised. Its message starts with the snippet's file and line, so the last
+    line of a traceback (under pytest, the line that names the failure) says where:
+    ``SnippetError: snippets/<page>/<name>.py, line 4: ZeroDivisionError: division by zero``;
+    the snippet's own traceback is chained above it."""
+
     def __init__(self, failure: SnippetFailure):
-        super().__init__(failure.error)
+        super().__init__(f"{failure.where}: {failure.error}")
         self.failure = failure
 
 
@@ -62,7 +67,8 @@ def execute(code: str, filename: str, namespace: dict | None = None) -> str:
     try:
         exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - running snippets is the job
     except Exception as error:  # noqa: BLE001 - any failure of the snippet is reported
-        raise SnippetError(SnippetFailure.from_exception(error, filename)) from error
+        failure = SnippetFailure.from_exception(error, filename)
+        raise SnippetError(failure).with_traceback(SnippetFailure.frames(error, filename)) from error
     finally:
         del sys.modules[name]
         linecache.cache.pop(filename, None)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import pytest
 import yaml
 
 from sdpa import env
@@ -44,6 +45,14 @@ def chromium_path() -> str | None:
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+def unavailable(reason: str):
+    """Skip a test that needs a browser (or a checker) the machine lacks; under CI (``CI``
+    set) fail instead, so CI never skips it."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: this check must run, not skip)", pytrace=False)
+    pytest.skip(reason)
 
 
 def launch(playwright):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import html
 import linecache
+import os
 import sys
 import time
 import types
@@ -157,9 +158,12 @@ class SnippetRunner:
 
     def forget_snippet_modules(self) -> None:
         """Under ``mkdocs serve``, drop imported library modules so edits are imported again."""
+        # The folders are on sys.path as they are written here (resolved), so a module
+        # imported from one has a file name that starts with it: no path to resolve (4,000
+        # modules, a quarter of a second).
+        bases = tuple(os.path.join(str(base), "") for base in self.bases)
         for name, module in list(sys.modules.items()):
-            path = getattr(module, "__file__", None) or ""
-            if path and any(Path(path).resolve().is_relative_to(base) for base in self.bases):
+            if (getattr(module, "__file__", None) or "").startswith(bases):
                 del sys.modules[name]
 
     # ---- ahead of the pages ---------------------------------------------------------

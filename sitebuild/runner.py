@@ -32,7 +32,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from sdpa import env
-from sitebuild import cache, errors, markdown_exec_adapter, notebook, pool
+from sitebuild import cache, errors, keep, markdown_exec_adapter, notebook, pool
 from sitebuild.errors import SnippetFailure
 from sitebuild.fences import executed_fences
 from sitebuild.report import BuildReport
@@ -95,18 +95,22 @@ def runtime() -> tuple[str, str, str]:
     return device, version("torch"), env.profile_for(device)
 
 
-def run(code: str, filename: str) -> Outcome:
-    """:func:`execute`, timed, its failure kept."""
+def run(code: str, filename: str, namespace: dict | None = None) -> Outcome:
+    """:func:`execute`, timed, its failure kept (``namespace``: as for :func:`execute`)."""
     start = time.perf_counter()
     try:
-        output, failure = execute(code, filename), None
+        output, failure = execute(code, filename, namespace), None
     except SnippetError as error:
         output, failure = "", error.failure
     return Outcome(output, failure, round(time.perf_counter() - start, 3), runtime())
 
 
 def run_page(fences: list[tuple[str, str]]) -> list[Outcome]:
-    """A worker's job: the ``(filename, code)`` fences of one page, in order."""
+    """A worker's job: the ``(filename, code)`` fences of one page, in order; under
+    ``SDPA_KEEP_RUNS`` each snippet's data is kept for the tests (:mod:`sitebuild.keep`)."""
+    folder = os.environ.get(env.KEEP_RUNS)
+    if folder:
+        return keep.run_and_keep(fences, folder, run)
     return [run(code, filename) for filename, code in fences]
 
 

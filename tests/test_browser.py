@@ -23,8 +23,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser_support import (SCHEMES, built_pages, chromium_path, launch, nav_pages, page_file, page_url, serve,
-                             unavailable)
+from browser_support import SCHEMES, built_pages, chromium_path, launch, nav_pages, page_file, page_url, serve
 from conftest import DOCS, when_site_is_built
 
 PAGES = nav_pages()
@@ -96,28 +95,6 @@ def test_every_navigation_landmark_has_a_name(built_site):
 
 
 # ---- one browser, one visit per page and scheme ------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def browser_available() -> None:
-    """Skip (fail under CI) where Chromium, Playwright or axe-core is missing."""
-    if chromium_path() is None:
-        unavailable("Chromium not found at /usr/bin/chromium: `apt-get install -y chromium` (Debian)")
-    try:
-        import axe_playwright_python  # noqa: F401  (axe-core, used by the visits)
-        import playwright  # noqa: F401
-    except ImportError as missing:
-        unavailable(f"{missing.name} is not installed: pip install -r requirements.txt")
-
-
-@pytest.fixture(scope="session")
-def browser(browser_available):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, SNIPPETS, included_snippets, mkdocs, page_includes
+from conftest import REPO, SNIPPETS, build_in_process, included_snippets, mkdocs, network_can_be_cut, page_includes
+from sdpa import env
 
 FIGURE_SNIPPET = re.compile(r"\bFigure\(")
 TABLE_SNIPPET = re.compile(r"\bmarkdown_table\(")
@@ -56,10 +58,10 @@ def _without_timings(report: dict) -> dict:
     return {"snippets": plain(report["snippets"]), "notebooks": plain(report["notebooks"])}
 
 
-def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(built_site, parallel_site):
-    """The session's in-process build runs every snippet here, one after another
-    (``SDPA_JOBS=1``); a clean build in a fresh process runs them in two worker processes,
-    with the network cut where the OS allows it. Every file they write is the same."""
+def test_the_site_builds_offline_every_snippet_in_a_worker_printing_only_info_lines(parallel_site):
+    """The session's build (``conftest.SessionBuild``): a clean build in a fresh process,
+    its snippets and notebook in two worker processes, with the network cut where the OS
+    allows it. It prints only MkDocs' INFO lines."""
     if not parallel_site.offline and os.environ.get("CI"):
         pytest.fail("CI must be able to cut the network (unshare -rn) for this test")
     assert parallel_site.returncode == 0, parallel_site.output
@@ -68,13 +70,59 @@ def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(built_si
     report = _report(parallel_site.site)
     assert report["notebooks"] and all(entry["worker"] for entry in report["snippets"] + report["notebooks"]), (
         "every snippet and notebook of the parallel build should have run in a worker")
-    assert _without_timings(report) == _without_timings(_report(built_site))
 
-    first = sorted(p.relative_to(built_site) for p in built_site.rglob("*") if p.is_file())
-    second = sorted(p.relative_to(parallel_site.site) for p in parallel_site.site.rglob("*") if p.is_file())
+
+#: A small site of real snippets (figures, a table, the explorable figure; two pages, so
+#: that two workers share them), built both ways by the test below.
+SMALL_SITE = {
+    "index.md": ["temperature/softmax_temperature.py", "derivation/explorable.py"],
+    "second.md": ["derivation/worked_example.py", "practice/multihead_scales.py"],
+}
+
+
+def small_site(tmp_path: Path) -> Path:
+    """The real configuration around :data:`SMALL_SITE` (its pages include real snippets)."""
+    docs = tmp_path / "docs"
+    shutil.copytree(REPO / "docs" / "assets", docs / "assets")
+    for page, snippets in SMALL_SITE.items():
+        fences = "".join(f'\n```python exec="on" source="tabbed-right" title="snippets/{snippet}"\n'
+                         f'--8<-- "{snippet}"\n```\n' for snippet in snippets)
+        (docs / page).write_text(f"# {page.removesuffix('.md').title()}\n{fences}")
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
+    config.update(nav=[{"Home": "index.md"}, {"Second": "second.md"}], docs_dir=str(docs),
+                  watch=[str(REPO / folder) for folder in config.get("watch", [])])
+    config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
+    config["theme"]["custom_dir"] = str(REPO / config["theme"]["custom_dir"])
+    for extension in config["markdown_extensions"]:
+        if isinstance(extension, dict) and "pymdownx.snippets" in extension:
+            extension["pymdownx.snippets"]["base_path"] = [str(REPO / b) for b in
+                                                           extension["pymdownx.snippets"]["base_path"]]
+    path = tmp_path / "mkdocs.yml"
+    path.write_text(yaml.safe_dump(config, allow_unicode=True))
+    return path
+
+
+def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(tmp_path):
+    """The serial path (``SDPA_JOBS=1``: every snippet in the MkDocs process, here through
+    MkDocs' own API) and a clean build in a fresh process with two workers and the network
+    cut write the same files, byte for byte, for a small site of real snippets. (The
+    session's build of the whole site is the parallel one; ``-m "not site"`` runs every
+    snippet through the executor that the serial path uses.)"""
+    config = small_site(tmp_path)
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    build_in_process(config, serial)
+    result = mkdocs("build", "-f", str(config), "-d", str(parallel), offline=network_can_be_cut(),
+                    **{env.JOBS: "2"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    reports = [_report(site) for site in (serial, parallel)]
+    assert [all(entry["worker"] for entry in report["snippets"]) for report in reports] == [False, True]
+    assert len(reports[1]["snippets"]) == sum(map(len, SMALL_SITE.values()))
+    assert _without_timings(reports[0]) == _without_timings(reports[1])
+    first = sorted(p.relative_to(serial) for p in serial.rglob("*") if p.is_file())
+    second = sorted(p.relative_to(parallel) for p in parallel.rglob("*") if p.is_file())
     assert first == second
     different = [str(p) for p in first if p.name != "build-report.json"
-                 and (built_site / p).read_bytes() != (parallel_site.site / p).read_bytes()]
+                 and (serial / p).read_bytes() != (parallel / p).read_bytes()]
     assert not different, f"files that differ between the serial and the parallel build: {different}"
 
 

@@ -3,28 +3,39 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 
 import pytest
 
-from browser_support import chromium_path, launch, unavailable
-from conftest import REPO
+import tempfile
+from pathlib import Path
+
+from conftest import REPO, ahead, run_ahead
 from sitebuild.preview import including_page
 
 SNIPPET = "derivation/score_distribution.py"
 
 
+def start_preview() -> tuple[Path, subprocess.Popen]:
+    """The preview of one real snippet, into a folder of its own, in a process of its own."""
+    out = Path(tempfile.mkdtemp(prefix="sdpa-preview-"))
+    command = [sys.executable, "-m", "sitebuild.preview", f"snippets/{SNIPPET}", "--out", str(out)]
+    return out, subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+run_ahead("preview", start_preview)  # started as the session's tests are collected
+
+
 @pytest.fixture(scope="module")
-def preview(tmp_path_factory):
-    """The preview of one real snippet, written into a folder of its own: (folder, page)."""
-    out = tmp_path_factory.mktemp("preview")
-    result = subprocess.run(
-        [sys.executable, "-m", "sitebuild.preview", f"snippets/{SNIPPET}", "--out", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return out, out / "derivation-score_distribution.html"
+def preview():
+    """(folder, page) of the preview."""
+    out, process = ahead("preview", start_preview)
+    output = process.communicate(timeout=600)[0]
+    assert process.returncode == 0, output
+    yield out, out / "derivation-score_distribution.html"
+    shutil.rmtree(out, ignore_errors=True)
 
 
 def test_preview_writes_the_output_in_light_and_dark(preview):
@@ -54,20 +65,14 @@ def test_the_one_page_site_is_the_page_that_includes_the_snippet(preview):
 
 
 @pytest.mark.parametrize(("width", "side_by_side"), [(1280, True), (700, False)])
-def test_light_and_dark_sit_side_by_side_on_a_wide_screen(preview, width, side_by_side):
-    if chromium_path() is None:
-        unavailable("Chromium not found at /usr/bin/chromium: `apt-get install -y chromium` (Debian)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            page.goto(preview[1].as_uri(), wait_until="load")
-            light, dark = page.locator("main.sdpa-preview").evaluate_all(
-                "ms => ms.map(m => { const r = m.getBoundingClientRect(); return [r.left, r.top, r.width]; })")
-        finally:
-            browser.close()
+def test_light_and_dark_sit_side_by_side_on_a_wide_screen(preview, browser, width, side_by_side):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(preview[1].as_uri(), wait_until="load")
+        light, dark = page.locator("main.sdpa-preview").evaluate_all(
+            "ms => ms.map(m => { const r = m.getBoundingClientRect(); return [r.left, r.top, r.width]; })")
+    finally:
+        page.close()
     if side_by_side:
         assert light[1] == dark[1] and light[0] < dark[0], (light, dark)
         assert light[2] == pytest.approx(width / 2, abs=10) and dark[2] == pytest.approx(width / 2, abs=10)

@@ -38,11 +38,13 @@ def pytest_addoption(parser):
     )
 
 
-#: Fixtures that need the whole site built. A test that uses one, directly or through
-#: another fixture (the page visits, the served site), gets the ``site`` marker by itself
-#: (:func:`pytest_collection_modifyitems`): ``python -m pytest -m "not site"`` is the fast
-#: tier, every snippet and claim, the library, the failing throwaway builds, no site build.
-SITE_FIXTURES = {"built_site", "parallel_site"}
+#: Fixtures that build a site of real snippets: the whole site (``built_site``,
+#: ``parallel_site``) or a small one built both ways (``small_site``, tests/test_build.py).
+#: A test that uses one, directly or through another fixture (the page visits, the served
+#: site), gets the ``site`` marker by itself (:func:`pytest_collection_modifyitems`):
+#: ``python -m pytest -m "not site"`` is the fast tier, every snippet and claim, the
+#: library, the throwaway builds that must fail, no site build.
+SITE_FIXTURES = {"built_site", "parallel_site", "small_site"}
 
 
 def pytest_configure(config):
@@ -369,12 +371,14 @@ def pytest_collection_finish(session):
     """Start the session's build now if a selected test needs the site (and no built site
     was given): it runs in its own processes while the tests here run."""
     session.config.stash[_SELECTED] = list(session.items)
+    if session.config.option.collectonly:
+        return
     uses = [set(getattr(item, "fixturenames", ())) for item in session.items]
     for fixture, start in _AHEAD.items():
         if any(fixture in names for names in uses):
             _STARTED[fixture] = start()
     given = bool(os.environ.get(sdpa_env.BUILT_SITE))
-    if any("parallel_site" in names or (SITE_FIXTURES & names and not given) for names in uses):
+    if any("parallel_site" in names or ({"built_site"} & names and not given) for names in uses):
         _SESSION.start()
 
 
@@ -382,6 +386,11 @@ def pytest_unconfigure(config):
     for _, _, stop in _WHEN_BUILT:
         stop()
     _SESSION.stop()
+    for started in _STARTED.values():  # work started ahead that no test took (-x, -k)
+        for part in started if isinstance(started, tuple) else (started,):
+            if isinstance(part, subprocess.Popen) and part.poll() is None:
+                part.kill()
+                part.communicate()
 
 
 @pytest.fixture(scope="session")

@@ -80,8 +80,10 @@ SMALL_SITE = {
 }
 
 
+@pytest.fixture
 def small_site(tmp_path: Path) -> Path:
-    """The real configuration around :data:`SMALL_SITE` (its pages include real snippets)."""
+    """The real configuration around :data:`SMALL_SITE` (its pages include real snippets);
+    a test that builds it is in the ``site`` tier (``conftest.SITE_FIXTURES``)."""
     docs = tmp_path / "docs"
     shutil.copytree(REPO / "docs" / "assets", docs / "assets")
     for page, snippets in SMALL_SITE.items():
@@ -102,13 +104,13 @@ def small_site(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(tmp_path):
+def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(small_site, tmp_path):
     """The serial path (``SDPA_JOBS=1``: every snippet in the MkDocs process, here through
     MkDocs' own API) and a clean build in a fresh process with two workers and the network
     cut write the same files, byte for byte, for a small site of real snippets. (The
     session's build of the whole site is the parallel one; ``-m "not site"`` runs every
     snippet through the executor that the serial path uses.)"""
-    config = small_site(tmp_path)
+    config = small_site
     serial, parallel = tmp_path / "serial", tmp_path / "parallel"
     build_in_process(config, serial)
     result = mkdocs("build", "-f", str(config), "-d", str(parallel), offline=network_can_be_cut(),

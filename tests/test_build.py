@@ -9,6 +9,8 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -16,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, SNIPPETS, build_in_process, included_snippets, mkdocs, network_can_be_cut, page_includes
+from conftest import (REPO, SNIPPETS, ahead, build_in_process, included_snippets, mkdocs, network_can_be_cut,
+                      page_includes, run_ahead)
 from sdpa import env
 
 FIGURE_SNIPPET = re.compile(r"\bFigure\(")
@@ -206,44 +209,93 @@ def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_
 PAGE = '# Broken\n\n```python exec="on" title="snippets/broken/boom.py"\n--8<-- "broken/boom.py"\n```\n'
 
 
-@pytest.mark.parametrize(("engine", "flags", "jobs"), [
-    ("mkdocs", [], "1"), ("mkdocs", ["-q"], "2"), ("mkdocs", ["-v"], "2"), ("properdocs", ["-q"], "2"),
-], ids=["plain-serial", "quiet", "verbose", "properdocs-quiet"])
-def test_raising_snippet_fails_the_build_naming_file_and_line(tmp_path, engine, flags, jobs):
+MISSING_INCLUDE = ('# Broken\n\nText.\n\n```python exec="on" title="snippets/broken/nowhere.py"\n'
+                   '--8<-- "broken/nowhere.py"\n```\n')
+UNTITLED = '# Broken\n\n```python exec="on"\n--8<-- "broken/boom.py"\n```\n'
+BROKEN_LINK = "# Broken\n\nSee [nothing](nowhere.md) and [here](#no-such-anchor).\n"
+
+#: The throwaway builds that must fail: name -> (page, engine, flags, SDPA_JOBS).
+FAILING_BUILDS = {
+    "plain-serial": (PAGE, "mkdocs", [], "1"),
+    "quiet": (PAGE, "mkdocs", ["-q"], "2"),
+    "verbose": (PAGE, "mkdocs", ["-v"], "2"),
+    "properdocs-quiet": (PAGE, "properdocs", ["-q"], "2"),
+    "missing-include": (MISSING_INCLUDE, "mkdocs", ["-q"], "1"),
+    "untitled-fence": (UNTITLED, "mkdocs", ["-q"], "1"),
+    "broken-link": (BROKEN_LINK, "mkdocs", [], "1"),
+}
+
+
+def start_failing_builds() -> tuple[Path, dict[str, threading.Event], dict[str, str]]:
+    """Build every site of :data:`FAILING_BUILDS`, one after another, in a thread (each
+    build is a process of its own), from the start of the session: (folder, done, output)."""
+    root = Path(tempfile.mkdtemp(prefix="sdpa-failing-builds-"))
+    done = {name: threading.Event() for name in FAILING_BUILDS}
+    outputs: dict[str, str] = {}
+
+    def build_all() -> None:
+        for name, (page, engine, flags, jobs) in FAILING_BUILDS.items():
+            folder = root / name
+            folder.mkdir()
+            try:
+                config = throwaway_site(folder, page)
+                result = mkdocs("build", "-f", str(config), "-d", str(folder / "site"), *flags, engine=engine,
+                                **{env.JOBS: jobs})
+                outputs[name] = f"exit {result.returncode}\n{result.stdout}{result.stderr}"
+            except Exception as error:  # noqa: BLE001 - handed to the test
+                outputs[name] = f"the build could not run: {error!r}"
+            done[name].set()
+
+    threading.Thread(target=build_all, name="failing builds", daemon=True).start()
+    return root, done, outputs
+
+
+run_ahead("failing_builds", start_failing_builds)  # started as the session's tests are collected
+
+
+@pytest.fixture(scope="module")
+def failing_builds():
+    """``failing_builds(name)``: the exit status and the output of that build."""
+    root, done, outputs = ahead("failing_builds", start_failing_builds)
+
+    def result(name: str) -> tuple[int, str]:
+        assert done[name].wait(timeout=600), f"the build {name} did not end"
+        status, _, output = outputs[name].partition("\n")
+        return int(status.removeprefix("exit ")) if status.startswith("exit ") else -1, output
+
+    yield result
+    for event in done.values():
+        event.wait(timeout=600)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", ["plain-serial", "quiet", "verbose", "properdocs-quiet"])
+def test_raising_snippet_fails_the_build_naming_file_and_line(failing_builds, name):
     """Run in a worker process (SDPA_JOBS=2) or in the MkDocs process (1), at every
     verbosity, with either engine: the message is made in one place (sitebuild.errors)."""
-    config = throwaway_site(tmp_path, PAGE)
-    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), *flags, engine=engine, SDPA_JOBS=jobs)
-    output = result.stdout + result.stderr
-    assert result.returncode != 0, output
+    returncode, output = failing_builds(name)
+    assert returncode not in (0, -1), output
     assert "boom.py, line 4" in output
     assert "ZeroDivisionError: division by zero" in output
 
 
-def test_missing_include_fails_the_build_naming_the_page_line(tmp_path):
-    page = ('# Broken\n\nText.\n\n```python exec="on" title="snippets/broken/nowhere.py"\n'
-            '--8<-- "broken/nowhere.py"\n```\n')
-    config = throwaway_site(tmp_path, page)
-    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), "-q")
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
+def test_missing_include_fails_the_build_naming_the_page_line(failing_builds):
+    returncode, output = failing_builds("missing-include")
+    assert returncode not in (0, -1), output
     assert "index.md" in output and "line 6: the include 'broken/nowhere.py' is missing" in output, output
     assert "Traceback" not in output, output
 
 
-def test_a_fence_must_name_the_file_it_runs(tmp_path):
-    config = throwaway_site(tmp_path, '# Broken\n\n```python exec="on"\n--8<-- "broken/boom.py"\n```\n')
-    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), "-q")
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
+def test_a_fence_must_name_the_file_it_runs(failing_builds):
+    returncode, output = failing_builds("untitled-fence")
+    assert returncode not in (0, -1), output
     assert 'line 3: the fence that includes \'broken/boom.py\' needs title="snippets/broken/boom.py"' in output
 
 
-def test_broken_link_fails_the_build(tmp_path):
-    config = throwaway_site(tmp_path, "# Broken\n\nSee [nothing](nowhere.md) and [here](#no-such-anchor).\n")
-    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"))
-    assert result.returncode != 0
-    assert "nowhere.md" in result.stdout + result.stderr
+def test_broken_link_fails_the_build(failing_builds):
+    returncode, output = failing_builds("broken-link")
+    assert returncode not in (0, -1), output
+    assert "nowhere.md" in output
 
 
 def _free_port() -> int:

@@ -256,17 +256,11 @@ def ahead(fixture: str, start: Callable[[], object]) -> object:
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests that need the site (``site``); then order: tests that wait for work in
-    the background (the visits' thread, the parallel build) run last, the others meanwhile."""
+    """Mark the tests that need a site of real snippets (``site``)."""
     for item in items:
         if SITE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.site)
 
-    def order(item) -> tuple[bool, bool]:  # first what needs neither the build nor the visits
-        names = set(getattr(item, "fixturenames", ()))
-        return bool(_BACKGROUND & names), bool((SITE_FIXTURES | {"run_snippet"}) & names)
-
-    items.sort(key=order)
 
 
 @pytest.fixture(scope="session")
@@ -367,9 +361,33 @@ class SessionBuild:
 _SESSION = SessionBuild()
 
 
+def order_tests(items: list) -> None:
+    """Each test waits for as little as can be: first those that need no work from the
+    background; then, while the session's build runs, those whose work started ahead (the
+    build's snippets are not ready yet), or else the snippets here first (the work started
+    ahead goes on beside them); then the site's tests; the visits last."""
+    building = any("parallel_site" in names or "built_site" in names
+                   for names in (set(getattr(item, "fixturenames", ())) for item in items))
+
+    def order(item) -> int:
+        names = set(getattr(item, "fixturenames", ()))
+        if _BACKGROUND & names:
+            return 4
+        if SITE_FIXTURES & names:
+            return 3
+        started_ahead, snippets = bool(set(_AHEAD) & names), "run_snippet" in names
+        if started_ahead or snippets:
+            return 1 if started_ahead == building else 2
+        return 0
+
+    items.sort(key=order)
+
+
+@pytest.hookimpl(tryfirst=True)  # ordered before anything reads the list
 def pytest_collection_finish(session):
     """Start the session's build now if a selected test needs the site (and no built site
     was given): it runs in its own processes while the tests here run."""
+    order_tests(session.items)
     session.config.stash[_SELECTED] = list(session.items)
     if session.config.option.collectonly:
         return

@@ -9,6 +9,10 @@ prints the size of every built HTML page.
     python scripts/screenshots.py --site /tmp/site # shoot an existing build
     python scripts/screenshots.py --pages derivation.md --widths 375
     python scripts/screenshots.py --figure score-distribution   # one figure, both schemes
+    python scripts/screenshots.py --site preview/site           # the page a preview built
+
+With ``--site``, the pages that site holds are shot (a preview's one-page site holds
+one); a page asked for with ``--pages`` that it does not hold is an error.
 
 Files are named ``<page>-<scheme>-<width>.png`` (``home`` for the front page), or
 ``fig-<name>-<scheme>-<width>.png`` for one figure (the element ``#fig-<name>``, found on
@@ -25,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests"), str(REPO)]
+sys.path[:0] = [str(REPO / "tests"), str(REPO), str(REPO / "snippets")]
 
 from browser_support import SCHEMES, launch, nav_pages, page_file, page_url, serve  # noqa: E402
 
@@ -53,7 +57,12 @@ def main() -> None:
         if site is None:
             site = Path(tmp) / "site"
             build(site)
-        pages = [p for p in (args.pages or nav_pages()) if page_file(site, p).is_file() or print(f"not built: {p}")]
+        pages = [p for p in (args.pages or nav_pages()) if page_file(site, p).is_file()]
+        missing = sorted(set(args.pages or []) - set(pages))
+        if missing:
+            sys.exit(f"not in {site}: {', '.join(missing)}")
+        if not pages:
+            sys.exit(f"no page of the nav is built in {site}")
         if element:
             pages = [p for p in pages if f'id="{element}"' in page_file(site, p).read_text()]
             if not pages:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 import traceback
+import types
 from dataclasses import dataclass
 
 from mkdocs.exceptions import PluginError
@@ -34,9 +35,29 @@ class SnippetFailure:
         return cls(filename, lines[-1] if lines else None,
                    traceback.format_exception_only(type(error), error)[-1].strip(), text)
 
+    @staticmethod
+    def frames(error: BaseException, filename: str) -> types.TracebackType | None:
+        """``error``'s traceback below the executor's frame, cut after the last frame that
+        runs code compiled as ``filename``: re-raised with it, an error's traceback ends on
+        the snippet's line (what pytest prints last) instead of the executor's. None when no
+        frame ran the snippet (a syntax error)."""
+        frames, tb = [], error.__traceback__.tb_next if error.__traceback__ else None
+        while tb is not None:
+            frames.append(tb)
+            tb = tb.tb_next
+        ours = [index for index, tb in enumerate(frames) if tb.tb_frame.f_code.co_filename == filename]
+        cut = None
+        for tb in reversed(frames[: ours[-1] + 1] if ours else []):
+            cut = types.TracebackType(cut, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+        return cut
+
+    @property
+    def where(self) -> str:
+        """``snippets/<page>/<name>.py, line N`` (the file alone where no line is known)."""
+        return f"{self.snippet}, line {self.line}" if self.line else self.snippet
+
     def message(self, page: str) -> str:
-        where = f"{self.snippet}, line {self.line}" if self.line else self.snippet
-        return f"snippet failed: {where} (page docs/{page}): {self.error}\n{self.traceback}"
+        return f"snippet failed: {self.where} (page docs/{page}): {self.error}\n{self.traceback}"
 
 
 def _serve_logger() -> logging.Logger:

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # MkDocs loads this file by path; the package sits beside it
     sys.path.insert(0, str(REPO))
 
-from sitebuild import code_pages, notebook  # noqa: E402
+from sitebuild import code_pages, notebook, serve  # noqa: E402
 from sitebuild.fences import FenceCheckExtension  # noqa: E402
 from sitebuild.math import MathMLExtension  # noqa: E402
 from sitebuild.runner import SnippetRunner  # noqa: E402
@@ -31,6 +31,8 @@ _library: code_pages.Library | None = None  # this build's, read from disk by on
 def on_startup(command: str, dirty: bool) -> None:
     global _command
     _command = command
+    if command == "serve":  # rebuilds reuse what the last one computed from the same input
+        serve.remember_across_rebuilds()
 
 
 def on_config(config):
@@ -44,6 +46,10 @@ def on_config(config):
     if _runner.cached:
         notebook.use_snippet_cache(config, _runner.bases, _runner.key_memo)
     return config
+
+
+def on_serve(server, config, builder):
+    return serve.poll_often(server)
 
 
 def on_pre_build(config) -> None:

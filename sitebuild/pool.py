@@ -31,7 +31,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-JOBS_ENV = "SDPA_JOBS"
+from sdpa import env
 #: Imported once by the forkserver, so that each worker starts without paying for them.
 PRELOAD = ["numpy", "torch", "matplotlib"]
 SCHEDULE = Path(".cache") / "schedule.json"
@@ -39,7 +39,7 @@ SCHEDULE = Path(".cache") / "schedule.json"
 
 def workers() -> int:
     """``SDPA_JOBS``, or the number of CPU cores this process may run on."""
-    setting = os.environ.get(JOBS_ENV, "").strip()
+    setting = os.environ.get(env.JOBS, "").strip()
     if setting:
         return max(1, int(setting))
     try:

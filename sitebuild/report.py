@@ -23,9 +23,9 @@ class BuildReport:
         self.snippets: list[dict] = []
         self.notebooks: list[dict] = []
 
-    def add(self, page: str, snippet: str, output: str, seconds: float, runtime: tuple[str, str], *,
+    def add(self, page: str, snippet: str, output: str, seconds: float, runtime: tuple[str, str, str], *,
             cached: bool, worker: bool = False) -> None:
-        """``runtime``: the device the snippet ran on and the torch version."""
+        """``runtime``: the device the snippet ran on, the torch version and the profile."""
         self.snippets.append({
             "page": page,
             "snippet": snippet,
@@ -36,6 +36,7 @@ class BuildReport:
             "worker": worker,
             "device": runtime[0],
             "torch": runtime[1],
+            "profile": runtime[2],
         })
 
     def add_notebook(self, page: str, seconds: float, *, worker: bool) -> None:

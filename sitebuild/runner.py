@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import html
 import linecache
+import os
 import sys
 import time
 import types
@@ -30,15 +31,21 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
-from sitebuild import cache, errors, markdown_exec_adapter, notebook, pool
+from sdpa import env
+from sitebuild import cache, errors, keep, markdown_exec_adapter, notebook, pool
 from sitebuild.errors import SnippetFailure
 from sitebuild.fences import executed_fences
 from sitebuild.report import BuildReport
 
 
 class SnippetError(Exception):
+    """A snippet raised. Its message starts with the snippet's file and line, so the last
+    line of a traceback (under pytest, the line that names the failure) says where:
+    ``SnippetError: snippets/<page>/<name>.py, line 4: ZeroDivisionError: division by zero``;
+    the snippet's own traceback is chained above it."""
+
     def __init__(self, failure: SnippetFailure):
-        super().__init__(failure.error)
+        super().__init__(f"{failure.where}: {failure.error}")
         self.failure = failure
 
 
@@ -61,7 +68,8 @@ def execute(code: str, filename: str, namespace: dict | None = None) -> str:
     try:
         exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - running snippets is the job
     except Exception as error:  # noqa: BLE001 - any failure of the snippet is reported
-        raise SnippetError(SnippetFailure.from_exception(error, filename)) from error
+        failure = SnippetFailure.from_exception(error, filename)
+        raise SnippetError(failure).with_traceback(SnippetFailure.frames(error, filename)) from error
     finally:
         del sys.modules[name]
         linecache.cache.pop(filename, None)
@@ -77,26 +85,32 @@ class Outcome:
     output: str
     failure: SnippetFailure | None
     seconds: float
-    runtime: tuple[str, str]  # the device and the torch version it ran with
+    runtime: tuple[str, str, str]  # the device, the torch version and the profile it ran with
 
 
-def runtime() -> tuple[str, str]:
-    """The device snippets run on here and the torch version, as the cache keys name them."""
-    return cache.device(), version("torch")
+def runtime() -> tuple[str, str, str]:
+    """The device snippets run on here, the torch version and the profile (``quick`` or
+    ``full``), as the cache keys name them."""
+    device = cache.device()
+    return device, version("torch"), env.profile_for(device)
 
 
-def run(code: str, filename: str) -> Outcome:
-    """:func:`execute`, timed, its failure kept."""
+def run(code: str, filename: str, namespace: dict | None = None) -> Outcome:
+    """:func:`execute`, timed, its failure kept (``namespace``: as for :func:`execute`)."""
     start = time.perf_counter()
     try:
-        output, failure = execute(code, filename), None
+        output, failure = execute(code, filename, namespace), None
     except SnippetError as error:
         output, failure = "", error.failure
     return Outcome(output, failure, round(time.perf_counter() - start, 3), runtime())
 
 
 def run_page(fences: list[tuple[str, str]]) -> list[Outcome]:
-    """A worker's job: the ``(filename, code)`` fences of one page, in order."""
+    """A worker's job: the ``(filename, code)`` fences of one page, in order; under
+    ``SDPA_KEEP_RUNS`` each snippet's data is kept for the tests (:mod:`sitebuild.keep`)."""
+    folder = os.environ.get(env.KEEP_RUNS)
+    if folder:
+        return keep.run_and_keep(fences, folder, run)
     return [run(code, filename) for filename, code in fences]
 
 
@@ -148,9 +162,12 @@ class SnippetRunner:
 
     def forget_snippet_modules(self) -> None:
         """Under ``mkdocs serve``, drop imported library modules so edits are imported again."""
+        # The folders are on sys.path as they are written here (resolved), so a module
+        # imported from one has a file name that starts with it: no path to resolve (4,000
+        # modules, a quarter of a second).
+        bases = tuple(os.path.join(str(base), "") for base in self.bases)
         for name, module in list(sys.modules.items()):
-            path = getattr(module, "__file__", None) or ""
-            if path and any(Path(path).resolve().is_relative_to(base) for base in self.bases):
+            if (getattr(module, "__file__", None) or "").startswith(bases):
                 del sys.modules[name]
 
     # ---- ahead of the pages ---------------------------------------------------------

@@ -15,8 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import pytest
 import yaml
 
+from sdpa import env
 from sitebuild import code_pages
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,11 +40,19 @@ SCHEMES = ("light", "dark")
 
 def chromium_path() -> str | None:
     """The system Chromium, or None when it is absent. ``SDPA_CHROMIUM`` names another binary."""
-    chosen = os.environ.get("SDPA_CHROMIUM")
+    chosen = os.environ.get(env.CHROMIUM)
     for candidate in (chosen,) if chosen else ("/usr/bin/chromium", shutil.which("chromium")):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+def unavailable(reason: str):
+    """Skip a test that needs a browser (or a checker) the machine lacks; under CI (``CI``
+    set) fail instead, so CI never skips it."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: this check must run, not skip)", pytrace=False)
+    pytest.skip(reason)
 
 
 def launch(playwright):

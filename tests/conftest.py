@@ -23,11 +23,11 @@ for path in (SNIPPETS, REPO):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from sdpa import env  # noqa: E402  (the environment variables' names; imports no torch)
+from sdpa import env as sdpa_env  # noqa: E402  (the environment variables' names; imports no torch)
 from sitebuild.fences import executed_fences  # noqa: E402
 
 #: The variable through which sdpa.runtime adds an offset to every seed.
-SEED_OFFSET_ENV = env.SEED_OFFSET
+SEED_OFFSET_ENV = sdpa_env.SEED_OFFSET
 
 
 def pytest_addoption(parser):
@@ -38,10 +38,23 @@ def pytest_addoption(parser):
     )
 
 
+#: Fixtures that build a site of real snippets: the whole site (``built_site``,
+#: ``parallel_site``) or a small one built both ways (``small_site``, tests/test_build.py).
+#: A test that uses one, directly or through another fixture (the page visits, the served
+#: site), gets the ``site`` marker by itself (:func:`pytest_collection_modifyitems`):
+#: ``python -m pytest -m "not site"`` is the fast tier, every snippet and claim, the
+#: library, the throwaway builds that must fail, no site build.
+SITE_FIXTURES = {"built_site", "parallel_site", "small_site"}
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "claims: asserts what a page says about a measured (random) quantity; "
         "`pytest -m claims --seed-offset N` reruns these with every seed shifted by N",
+    )
+    config.addinivalue_line(
+        "markers", "site: needs the whole site built (set by conftest.py on every test that uses "
+        f"{' or '.join(sorted(SITE_FIXTURES))}); `pytest -m 'not site'` is the fast tier",
     )
     offset = config.getoption("--seed-offset")
     if offset is not None:  # set before any snippet runs; child processes inherit it
@@ -60,13 +73,6 @@ def included_snippets() -> list[str]:
     return sorted({snippet for found in page_includes().values() for snippet in found})
 
 
-def _style() -> dict:
-    """rcParams that a snippet could leak (the backend is chosen once, by the library)."""
-    import matplotlib
-
-    return {k: v for k, v in matplotlib.rcParams.items() if not k.startswith("backend")}
-
-
 @dataclass
 class SnippetRun:
     namespace: dict
@@ -74,28 +80,78 @@ class SnippetRun:
     leaks: list[str]  # global state the run left behind: changed rcParams, open pyplot figures
 
 
-_runs: dict[str, SnippetRun] = {}  # by snippet path under snippets/; filled by the build too
+_runs: dict[str, SnippetRun] = {}  # by snippet path under snippets/; filled by the session's build too
 
 
 def _watched(code: str, filename: str, execute) -> SnippetRun:
     """Run a snippet with the build's executor, noting what global state it leaves behind."""
-    import matplotlib.pyplot as plt
+    from sitebuild import keep
 
     namespace: dict = {}
-    style = _style()
+    style = keep._style()
     output = execute(code, filename, namespace)
-    leaks = (["changed rcParams"] if _style() != style else []) + (
-        ["left pyplot figures open"] if plt.get_fignums() else [])
-    return SnippetRun(namespace, output, leaks)
+    return SnippetRun(namespace, output, keep.leaks(style))
+
+
+class KeptNamespace(dict):
+    """A snippet's data as the session's build kept it. A name the build could not hand
+    over (what does not pickle: a function the snippet defines) runs the snippet here,
+    once, and is read from that run."""
+
+    def __init__(self, data: dict, snippet: str):
+        super().__init__(data)
+        self.snippet = snippet
+
+    def __missing__(self, name: str):
+        from sitebuild.runner import execute
+
+        if not getattr(self, "ran_here", False):
+            self.ran_here = True
+            here = _watched((SNIPPETS / self.snippet).read_text(), f"snippets/{self.snippet}", execute)
+            for key, value in here.namespace.items():
+                self.setdefault(key, value)
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        raise KeyError(name)
 
 
 def _run(snippet: str) -> SnippetRun:
-    """A snippet's run: the one the in-process site build made, else a run now (kept)."""
+    """A snippet's run: the one the session's site build kept (when this session builds the
+    site), else a run here, now (kept for the session)."""
+    if snippet not in _runs and _SESSION.build is not None:
+        _SESSION.take_kept_runs()
     if snippet not in _runs:
         from sitebuild.runner import execute
 
         _runs[snippet] = _watched((SNIPPETS / snippet).read_text(), f"snippets/{snippet}", execute)
     return _runs[snippet]
+
+
+@pytest.fixture(scope="session")
+def browser_available() -> None:
+    """Skip (fail under CI) where Chromium, Playwright or axe-core is missing."""
+    from browser_support import chromium_path, unavailable
+
+    if chromium_path() is None:
+        unavailable("Chromium not found at /usr/bin/chromium: `apt-get install -y chromium` (Debian)")
+    try:
+        import axe_playwright_python  # noqa: F401  (axe-core, used by the visits)
+        import playwright  # noqa: F401
+    except ImportError as missing:
+        unavailable(f"{missing.name} is not installed: pip install -r requirements.txt")
+
+
+@pytest.fixture(scope="session")
+def browser(browser_available):
+    """The session's headless Chromium (one Playwright per thread: the page visits run their own)."""
+    from playwright.sync_api import sync_playwright
+
+    from browser_support import launch
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
 
 
 @pytest.fixture(scope="session")
@@ -114,8 +170,8 @@ def mkdocs_process(*args: str, engine: str = "mkdocs", offline: bool = False, **
     runs it in a new network namespace whose only interface is loopback (``unshare -rn``,
     then ``ip link set lo up`` for the notebook kernel's local sockets), to show that
     building needs no network."""
-    environment = {k: v for k, v in os.environ.items() if k != "SDPA_CACHE"}
-    environment.update(NO_MKDOCS_2_WARNING="1", SDPA_CACHE="0", **env)
+    environment = {k: v for k, v in os.environ.items() if k != sdpa_env.CACHE}
+    environment.update({"NO_MKDOCS_2_WARNING": "1", sdpa_env.CACHE: "0"}, **env)
     script = Path(sys.executable).with_name(engine)
     command = [sys.executable, *([str(script)] if script.is_file() else ["-m", engine]), *args]
     if offline:
@@ -133,6 +189,34 @@ def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False
     return result
 
 
+def build_in_process(config: Path, site: Path) -> Path:
+    """Build the site of ``config`` into ``site`` in this process, through MkDocs' own API,
+    serially (``SDPA_JOBS=1``: every snippet here, one after another), the cache off."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    saved = {key: os.environ.get(key) for key in (sdpa_env.CACHE, sdpa_env.JOBS, "NO_MKDOCS_2_WARNING")}
+    os.environ.pop(sdpa_env.CACHE, None)
+    os.environ.update({sdpa_env.JOBS: "1", "NO_MKDOCS_2_WARNING": "1"})
+    cwd = Path.cwd()
+    os.chdir(REPO)
+    try:
+        loaded = load_config(str(config), site_dir=str(site))
+        loaded.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(loaded)
+        finally:
+            loaded.plugins.on_shutdown()
+    finally:
+        os.chdir(cwd)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return site
+
+
 def network_can_be_cut() -> bool:
     try:
         probe = ["unshare", "-rn", "sh", "-c", "ip link set lo up"]
@@ -147,24 +231,50 @@ def network_can_be_cut() -> bool:
 #: overlap the other tests, and waits for that thread to end).
 _WHEN_BUILT: list[tuple[str, Callable[[Path, list], None], Callable[[], None]]] = []
 _SELECTED = pytest.StashKey[list]()
-_BACKGROUND = {"visit", "parallel_site"}  # fixtures whose work runs beside the tests
+_BACKGROUND = {"visit"}  # fixtures whose work runs beside the tests
 
 
 def when_site_is_built(fixture: str, start: Callable[[Path, list], None], stop: Callable[[], None]) -> None:
     _WHEN_BUILT.append((fixture, start, stop))
 
 
+#: fixture -> start(): work that runs in processes of its own (a subprocess, a notebook's
+#: kernel), started as the tests are collected when a selected test uses that fixture, so
+#: that it overlaps the tests run here; the fixture takes its result with :func:`ahead`.
+_AHEAD: dict[str, Callable[[], object]] = {}
+_STARTED: dict[str, object] = {}
+
+
+def run_ahead(fixture: str, start: Callable[[], object]) -> None:
+    _AHEAD[fixture] = start
+
+
+def ahead(fixture: str, start: Callable[[], object]) -> object:
+    """What ``start()`` returned when the session began, or (not started) what it returns now."""
+    return _STARTED.pop(fixture) if fixture in _STARTED else start()
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
-    """Tests that wait for work in the background (the visits' thread, the parallel build)
-    run last: the others run while it works."""
-    items.sort(key=lambda item: bool(_BACKGROUND & set(getattr(item, "fixturenames", ()))))
+    """Mark the tests that need a site of real snippets (``site``)."""
+    for item in items:
+        if SITE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.site)
+
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory, pytestconfig) -> Path:
-    """The whole site, built once per test session into a temporary folder (see
-    :func:`_build_site`); then every start registered with :func:`when_site_is_built`."""
-    site = _build_site(tmp_path_factory)
+def built_site(pytestconfig) -> Path:
+    """The whole site, built once per test session (see :class:`SessionBuild`); then every
+    start registered with :func:`when_site_is_built`. ``SDPA_BUILT_SITE=<folder>`` takes a
+    site you built yourself instead (to iterate on the site's tests; never set in CI)."""
+    if os.environ.get(sdpa_env.BUILT_SITE):
+        site = Path(os.environ[sdpa_env.BUILT_SITE]).resolve()
+    else:
+        build = _SESSION.finished()
+        if build.returncode != 0:
+            pytest.fail(f"the site did not build:\n{build.output[-6000:]}", pytrace=False)
+        site = build.site
     selected = pytestconfig.stash.get(_SELECTED, [])
     for fixture, start, _ in _WHEN_BUILT:
         items = [item for item in selected if fixture in getattr(item, "fixturenames", ())]
@@ -173,62 +283,9 @@ def built_site(tmp_path_factory, pytestconfig) -> Path:
     return site
 
 
-def _build_site(tmp_path_factory) -> Path:
-    """The whole site, built once per test session into a temporary folder.
-
-    The build runs in this process, through MkDocs' own API, with ``SDPA_JOBS=1`` (every
-    snippet here, one after another): the experiments that the library memoises are
-    computed once for the build and the tests together, and each snippet's run is kept
-    for ``run_snippet``. ``SDPA_BUILT_SITE=<folder>`` takes a site you built yourself
-    instead (to iterate on the site's tests without rebuilding; never set in CI).
-    """
-    if os.environ.get("SDPA_BUILT_SITE"):
-        return Path(os.environ["SDPA_BUILT_SITE"]).resolve()
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-
-    from sitebuild import runner
-
-    def execute(code: str, filename: str, namespace: dict | None = None) -> str:
-        snippet = filename.removeprefix("snippets/")
-        run = _watched(code, filename, original)
-        if (SNIPPETS / snippet).is_file() and (SNIPPETS / snippet).read_text() == code:
-            _runs.setdefault(snippet, run)
-        return run.output
-
-    site = tmp_path_factory.mktemp("site")
-    saved = {key: os.environ.get(key) for key in ("SDPA_CACHE", "SDPA_JOBS", "NO_MKDOCS_2_WARNING")}
-    os.environ.pop("SDPA_CACHE", None)
-    os.environ.update(SDPA_JOBS="1", NO_MKDOCS_2_WARNING="1")
-    cwd, original, runner.execute = Path.cwd(), runner.execute, execute
-    os.chdir(REPO)
-    try:
-        config = load_config(str(REPO / "mkdocs.yml"), site_dir=str(site))
-        config.plugins.on_startup(command="build", dirty=False)
-        try:
-            build(config)
-        finally:
-            config.plugins.on_shutdown()
-    finally:
-        os.chdir(cwd)
-        runner.execute = original
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    return site
-
-
-# ---- the parallel build, in the background from the start of the session -------------
+# ---- the session's build, in the background from the start of the session -------------
 
 PARALLEL_JOBS = "2"
-#: The parallel build runs at a lower priority than the tests: the in-process build and
-#: then the page visits are the session's longest chain, and on a machine with few cores
-#: the parallel build's workers would otherwise take turns with them (it then uses the
-#: CPU they leave, and is read by a test that runs last).
-BACKGROUND_NICENESS = 10
-_PARALLEL = pytest.StashKey[tuple]()  # (the build's process, its site folder, whether offline)
 
 
 @dataclass
@@ -239,38 +296,123 @@ class Build:
     output: str
 
 
+class SessionBuild:
+    """The session's one build of the whole site: a clean ``mkdocs build`` in a fresh
+    process, its snippets and notebook in two worker processes (``SDPA_JOBS=2``), with the
+    network cut where the OS allows it (``unshare -rn``); started as the tests are
+    collected, so the tests that need no site run meanwhile.
+
+    Its workers keep every snippet's data (``SDPA_KEEP_RUNS``, :mod:`sitebuild.keep`):
+    ``run_snippet`` and the experiments the library memoises take them from there, and no
+    snippet runs twice in a session. The serial path (``SDPA_JOBS=1``, every snippet in the
+    MkDocs process) and its byte identity with this one are checked on a small site of real
+    snippets (``tests/test_build.py``), and ``python -m pytest -m "not site"`` runs every
+    snippet through the same executor in this process."""
+
+    def __init__(self) -> None:
+        self.build: Build | None = None
+        self.process: subprocess.Popen | None = None
+        self.runs: Path | None = None
+
+    def start(self) -> None:
+        root = Path(tempfile.mkdtemp(prefix="sdpa-session-site-"))
+        site, self.runs = root / "site", root / "runs"
+        self.runs.mkdir()
+        offline = network_can_be_cut()
+        command, env = mkdocs_process("build", "--clean", "-d", str(site), offline=offline,
+                                      **{sdpa_env.JOBS: PARALLEL_JOBS, sdpa_env.KEEP_RUNS: str(self.runs)})
+        self.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        text=True, start_new_session=True)
+        self.build = Build(site, offline, -1, "")
+        self.root = root
+
+    def finished(self) -> Build:
+        if self.build is None:  # a test asked for the site that collection did not foresee
+            self.start()
+        if self.process is not None and self.build.returncode == -1:
+            output = self.process.communicate(timeout=900)[0]
+            self.build = Build(self.build.site, self.build.offline, self.process.returncode, output)
+        return self.build
+
+    def take_kept_runs(self) -> None:
+        """Every snippet run the build kept, into ``_runs`` (once; a failed run is left out:
+        ``run_snippet`` then runs it here, and fails as it fails)."""
+        from sitebuild import keep
+
+        if self.runs is None:
+            return
+        self.finished()
+        for filename, kept in keep.load(self.runs).items():
+            if not kept["failed"]:
+                snippet = filename.removeprefix("snippets/")
+                _runs.setdefault(snippet, SnippetRun(KeptNamespace(kept["namespace"], snippet), kept["output"],
+                                                     kept["leaks"]))
+        self.runs = None
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:  # the session ended first (-x, Ctrl-C)
+            # The whole process group: its workers and their forkserver hold its output open.
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.communicate()
+        if getattr(self, "root", None) is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+_SESSION = SessionBuild()
+
+
+def order_tests(items: list) -> None:
+    """Each test waits for as little as can be: first those that need no work from the
+    background; then, while the session's build runs, those whose work started ahead (the
+    build's snippets are not ready yet), or else the snippets here first (the work started
+    ahead goes on beside them); then the site's tests; the visits last."""
+    building = any("parallel_site" in names or "built_site" in names
+                   for names in (set(getattr(item, "fixturenames", ())) for item in items))
+
+    def order(item) -> int:
+        names = set(getattr(item, "fixturenames", ()))
+        if _BACKGROUND & names:
+            return 4
+        if SITE_FIXTURES & names:
+            return 3
+        started_ahead, snippets = bool(set(_AHEAD) & names), "run_snippet" in names
+        if started_ahead or snippets:
+            return 1 if started_ahead == building else 2
+        return 0
+
+    items.sort(key=order)
+
+
+@pytest.hookimpl(tryfirst=True)  # ordered before anything reads the list
 def pytest_collection_finish(session):
-    """Start the parallel build now if a selected test reads it: it runs in its own
-    processes while the tests here run."""
+    """Start the session's build now if a selected test needs the site (and no built site
+    was given): it runs in its own processes while the tests here run."""
+    order_tests(session.items)
     session.config.stash[_SELECTED] = list(session.items)
-    if not any("parallel_site" in getattr(item, "fixturenames", ()) for item in session.items):
+    if session.config.option.collectonly:
         return
-    site = Path(tempfile.mkdtemp(prefix="sdpa-parallel-site-"))
-    offline = network_can_be_cut()
-    command, env = mkdocs_process("build", "--clean", "-d", str(site), offline=offline, SDPA_JOBS=PARALLEL_JOBS)
-    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, preexec_fn=lambda: os.nice(BACKGROUND_NICENESS), start_new_session=True)
-    session.config.stash[_PARALLEL] = (process, site, offline)
+    uses = [set(getattr(item, "fixturenames", ())) for item in session.items]
+    for fixture, start in _AHEAD.items():
+        if any(fixture in names for names in uses):
+            _STARTED[fixture] = start()
+    given = bool(os.environ.get(sdpa_env.BUILT_SITE))
+    if any("parallel_site" in names or ({"built_site"} & names and not given) for names in uses):
+        _SESSION.start()
 
 
 def pytest_unconfigure(config):
     for _, _, stop in _WHEN_BUILT:
         stop()
-    process, site, _ = config.stash.get(_PARALLEL, (None, None, None))
-    if process is not None and process.poll() is None:  # the session ended first (-x, Ctrl-C)
-        # The whole process group: its workers and their forkserver hold its output open.
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-    if site is not None:
-        shutil.rmtree(site, ignore_errors=True)
-
+    _SESSION.stop()
+    for started in _STARTED.values():  # work started ahead that no test took (-x, -k)
+        for part in started if isinstance(started, tuple) else (started,):
+            if isinstance(part, subprocess.Popen) and part.poll() is None:
+                part.kill()
+                part.communicate()
 
 
 @pytest.fixture(scope="session")
-def parallel_site(pytestconfig) -> Build:
-    """A clean ``mkdocs build`` in a fresh process with ``SDPA_JOBS=2`` (its snippets and
-    notebook in worker processes), with the network cut where the OS allows it; started
-    when the session's tests were collected."""
-    process, site, offline = pytestconfig.stash[_PARALLEL]
-    output = process.communicate(timeout=900)[0]
-    return Build(site, offline, process.returncode, output)
+def parallel_site() -> Build:
+    """The session's build (:class:`SessionBuild`): its site, whether it ran offline, its
+    exit status and everything it printed."""
+    return _SESSION.finished()

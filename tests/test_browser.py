@@ -14,7 +14,6 @@ Where Chromium or Playwright is missing the browser tests skip, saying why; unde
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -33,12 +32,6 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 740}
 #: WCAG 2.1: 4.5:1 for text, 3:1 for graphical objects such as axes and ticks.
 TEXT_CONTRAST, GRAPHICS_CONTRAST = 4.5, 3.0
-
-
-def _unavailable(reason: str):
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set: browser tests must run, not skip)", pytrace=False)
-    pytest.skip(reason)
 
 
 # ---- page weight (no browser needed) --------------------------------------------------
@@ -102,28 +95,6 @@ def test_every_navigation_landmark_has_a_name(built_site):
 
 
 # ---- one browser, one visit per page and scheme ------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def browser_available() -> None:
-    """Skip (fail under CI) where Chromium, Playwright or axe-core is missing."""
-    if chromium_path() is None:
-        _unavailable("Chromium not found at /usr/bin/chromium: `apt-get install -y chromium` (Debian)")
-    try:
-        import axe_playwright_python  # noqa: F401  (axe-core, used by the visits)
-        import playwright  # noqa: F401
-    except ImportError as missing:
-        _unavailable(f"{missing.name} is not installed: pip install -r requirements.txt")
-
-
-@pytest.fixture(scope="session")
-def browser(browser_available):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -15,7 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, SNIPPETS, included_snippets, mkdocs, page_includes
+from conftest import (REPO, SNIPPETS, ahead, build_in_process, included_snippets, mkdocs, network_can_be_cut,
+                      page_includes, run_ahead)
+from sdpa import env
 
 FIGURE_SNIPPET = re.compile(r"\bFigure\(")
 TABLE_SNIPPET = re.compile(r"\bmarkdown_table\(")
@@ -56,10 +61,10 @@ def _without_timings(report: dict) -> dict:
     return {"snippets": plain(report["snippets"]), "notebooks": plain(report["notebooks"])}
 
 
-def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(built_site, parallel_site):
-    """The session's in-process build runs every snippet here, one after another
-    (``SDPA_JOBS=1``); a clean build in a fresh process runs them in two worker processes,
-    with the network cut where the OS allows it. Every file they write is the same."""
+def test_the_site_builds_offline_every_snippet_in_a_worker_printing_only_info_lines(parallel_site):
+    """The session's build (``conftest.SessionBuild``): a clean build in a fresh process,
+    its snippets and notebook in two worker processes, with the network cut where the OS
+    allows it. It prints only MkDocs' INFO lines."""
     if not parallel_site.offline and os.environ.get("CI"):
         pytest.fail("CI must be able to cut the network (unshare -rn) for this test")
     assert parallel_site.returncode == 0, parallel_site.output
@@ -68,13 +73,61 @@ def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(built_si
     report = _report(parallel_site.site)
     assert report["notebooks"] and all(entry["worker"] for entry in report["snippets"] + report["notebooks"]), (
         "every snippet and notebook of the parallel build should have run in a worker")
-    assert _without_timings(report) == _without_timings(_report(built_site))
 
-    first = sorted(p.relative_to(built_site) for p in built_site.rglob("*") if p.is_file())
-    second = sorted(p.relative_to(parallel_site.site) for p in parallel_site.site.rglob("*") if p.is_file())
+
+#: A small site of real snippets (figures, a table, the explorable figure; two pages, so
+#: that two workers share them), built both ways by the test below.
+SMALL_SITE = {
+    "index.md": ["temperature/softmax_temperature.py", "derivation/explorable.py"],
+    "second.md": ["derivation/worked_example.py", "practice/multihead_scales.py"],
+}
+
+
+@pytest.fixture
+def small_site(tmp_path: Path) -> Path:
+    """The real configuration around :data:`SMALL_SITE` (its pages include real snippets);
+    a test that builds it is in the ``site`` tier (``conftest.SITE_FIXTURES``)."""
+    docs = tmp_path / "docs"
+    shutil.copytree(REPO / "docs" / "assets", docs / "assets")
+    for page, snippets in SMALL_SITE.items():
+        fences = "".join(f'\n```python exec="on" source="tabbed-right" title="snippets/{snippet}"\n'
+                         f'--8<-- "{snippet}"\n```\n' for snippet in snippets)
+        (docs / page).write_text(f"# {page.removesuffix('.md').title()}\n{fences}")
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
+    config.update(nav=[{"Home": "index.md"}, {"Second": "second.md"}], docs_dir=str(docs),
+                  watch=[str(REPO / folder) for folder in config.get("watch", [])])
+    config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
+    config["theme"]["custom_dir"] = str(REPO / config["theme"]["custom_dir"])
+    for extension in config["markdown_extensions"]:
+        if isinstance(extension, dict) and "pymdownx.snippets" in extension:
+            extension["pymdownx.snippets"]["base_path"] = [str(REPO / b) for b in
+                                                           extension["pymdownx.snippets"]["base_path"]]
+    path = tmp_path / "mkdocs.yml"
+    path.write_text(yaml.safe_dump(config, allow_unicode=True))
+    return path
+
+
+def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(small_site, tmp_path):
+    """The serial path (``SDPA_JOBS=1``: every snippet in the MkDocs process, here through
+    MkDocs' own API) and a clean build in a fresh process with two workers and the network
+    cut write the same files, byte for byte, for a small site of real snippets. (The
+    session's build of the whole site is the parallel one; ``-m "not site"`` runs every
+    snippet through the executor that the serial path uses.)"""
+    config = small_site
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    build_in_process(config, serial)
+    result = mkdocs("build", "-f", str(config), "-d", str(parallel), offline=network_can_be_cut(),
+                    **{env.JOBS: "2"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    reports = [_report(site) for site in (serial, parallel)]
+    assert [all(entry["worker"] for entry in report["snippets"]) for report in reports] == [False, True]
+    assert len(reports[1]["snippets"]) == sum(map(len, SMALL_SITE.values()))
+    assert _without_timings(reports[0]) == _without_timings(reports[1])
+    first = sorted(p.relative_to(serial) for p in serial.rglob("*") if p.is_file())
+    second = sorted(p.relative_to(parallel) for p in parallel.rglob("*") if p.is_file())
     assert first == second
     different = [str(p) for p in first if p.name != "build-report.json"
-                 and (built_site / p).read_bytes() != (parallel_site.site / p).read_bytes()]
+                 and (serial / p).read_bytes() != (parallel / p).read_bytes()]
     assert not different, f"files that differ between the serial and the parallel build: {different}"
 
 
@@ -156,44 +209,93 @@ def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_
 PAGE = '# Broken\n\n```python exec="on" title="snippets/broken/boom.py"\n--8<-- "broken/boom.py"\n```\n'
 
 
-@pytest.mark.parametrize(("engine", "flags", "jobs"), [
-    ("mkdocs", [], "1"), ("mkdocs", ["-q"], "2"), ("mkdocs", ["-v"], "2"), ("properdocs", ["-q"], "2"),
-], ids=["plain-serial", "quiet", "verbose", "properdocs-quiet"])
-def test_raising_snippet_fails_the_build_naming_file_and_line(tmp_path, engine, flags, jobs):
+MISSING_INCLUDE = ('# Broken\n\nText.\n\n```python exec="on" title="snippets/broken/nowhere.py"\n'
+                   '--8<-- "broken/nowhere.py"\n```\n')
+UNTITLED = '# Broken\n\n```python exec="on"\n--8<-- "broken/boom.py"\n```\n'
+BROKEN_LINK = "# Broken\n\nSee [nothing](nowhere.md) and [here](#no-such-anchor).\n"
+
+#: The throwaway builds that must fail: name -> (page, engine, flags, SDPA_JOBS).
+FAILING_BUILDS = {
+    "plain-serial": (PAGE, "mkdocs", [], "1"),
+    "quiet": (PAGE, "mkdocs", ["-q"], "2"),
+    "verbose": (PAGE, "mkdocs", ["-v"], "2"),
+    "properdocs-quiet": (PAGE, "properdocs", ["-q"], "2"),
+    "missing-include": (MISSING_INCLUDE, "mkdocs", ["-q"], "1"),
+    "untitled-fence": (UNTITLED, "mkdocs", ["-q"], "1"),
+    "broken-link": (BROKEN_LINK, "mkdocs", [], "1"),
+}
+
+
+def start_failing_builds() -> tuple[Path, dict[str, threading.Event], dict[str, str]]:
+    """Build every site of :data:`FAILING_BUILDS`, one after another, in a thread (each
+    build is a process of its own), from the start of the session: (folder, done, output)."""
+    root = Path(tempfile.mkdtemp(prefix="sdpa-failing-builds-"))
+    done = {name: threading.Event() for name in FAILING_BUILDS}
+    outputs: dict[str, str] = {}
+
+    def build_all() -> None:
+        for name, (page, engine, flags, jobs) in FAILING_BUILDS.items():
+            folder = root / name
+            folder.mkdir()
+            try:
+                config = throwaway_site(folder, page)
+                result = mkdocs("build", "-f", str(config), "-d", str(folder / "site"), *flags, engine=engine,
+                                **{env.JOBS: jobs})
+                outputs[name] = f"exit {result.returncode}\n{result.stdout}{result.stderr}"
+            except Exception as error:  # noqa: BLE001 - handed to the test
+                outputs[name] = f"the build could not run: {error!r}"
+            done[name].set()
+
+    threading.Thread(target=build_all, name="failing builds", daemon=True).start()
+    return root, done, outputs
+
+
+run_ahead("failing_builds", start_failing_builds)  # started as the session's tests are collected
+
+
+@pytest.fixture(scope="module")
+def failing_builds():
+    """``failing_builds(name)``: the exit status and the output of that build."""
+    root, done, outputs = ahead("failing_builds", start_failing_builds)
+
+    def result(name: str) -> tuple[int, str]:
+        assert done[name].wait(timeout=600), f"the build {name} did not end"
+        status, _, output = outputs[name].partition("\n")
+        return int(status.removeprefix("exit ")) if status.startswith("exit ") else -1, output
+
+    yield result
+    for event in done.values():
+        event.wait(timeout=600)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", ["plain-serial", "quiet", "verbose", "properdocs-quiet"])
+def test_raising_snippet_fails_the_build_naming_file_and_line(failing_builds, name):
     """Run in a worker process (SDPA_JOBS=2) or in the MkDocs process (1), at every
     verbosity, with either engine: the message is made in one place (sitebuild.errors)."""
-    config = throwaway_site(tmp_path, PAGE)
-    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), *flags, engine=engine, SDPA_JOBS=jobs)
-    output = result.stdout + result.stderr
-    assert result.returncode != 0, output
+    returncode, output = failing_builds(name)
+    assert returncode not in (0, -1), output
     assert "boom.py, line 4" in output
     assert "ZeroDivisionError: division by zero" in output
 
 
-def test_missing_include_fails_the_build_naming_the_page_line(tmp_path):
-    page = ('# Broken\n\nText.\n\n```python exec="on" title="snippets/broken/nowhere.py"\n'
-            '--8<-- "broken/nowhere.py"\n```\n')
-    config = throwaway_site(tmp_path, page)
-    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), "-q")
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
+def test_missing_include_fails_the_build_naming_the_page_line(failing_builds):
+    returncode, output = failing_builds("missing-include")
+    assert returncode not in (0, -1), output
     assert "index.md" in output and "line 6: the include 'broken/nowhere.py' is missing" in output, output
     assert "Traceback" not in output, output
 
 
-def test_a_fence_must_name_the_file_it_runs(tmp_path):
-    config = throwaway_site(tmp_path, '# Broken\n\n```python exec="on"\n--8<-- "broken/boom.py"\n```\n')
-    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"), "-q")
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
+def test_a_fence_must_name_the_file_it_runs(failing_builds):
+    returncode, output = failing_builds("untitled-fence")
+    assert returncode not in (0, -1), output
     assert 'line 3: the fence that includes \'broken/boom.py\' needs title="snippets/broken/boom.py"' in output
 
 
-def test_broken_link_fails_the_build(tmp_path):
-    config = throwaway_site(tmp_path, "# Broken\n\nSee [nothing](nowhere.md) and [here](#no-such-anchor).\n")
-    result = mkdocs("build", "-f", str(config), "-d", str(tmp_path / "site"))
-    assert result.returncode != 0
-    assert "nowhere.md" in result.stdout + result.stderr
+def test_broken_link_fails_the_build(failing_builds):
+    returncode, output = failing_builds("broken-link")
+    assert returncode not in (0, -1), output
+    assert "nowhere.md" in output
 
 
 def _free_port() -> int:

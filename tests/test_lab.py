@@ -13,12 +13,15 @@ import ast
 import fnmatch
 import os
 import re
+import shutil
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import DOCS, REPO, SNIPPETS
+from conftest import DOCS, REPO, SNIPPETS, ahead, run_ahead
 
 NOTEBOOK = DOCS / "lab.py"
 
@@ -31,20 +34,43 @@ def plugin_config() -> dict:
     raise AssertionError("mkdocs-jupyter is not configured in mkdocs.yml")
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> tuple:
-    """The downloaded notebook, executed in an empty folder: (notebook, folder)."""
+def start_lab() -> tuple:
+    """Run the downloaded notebook in an empty folder, in a thread (its kernel is a process
+    of its own, so it overlaps the tests that run meanwhile): (notebook, folder, thread, errors)."""
     import nbclient
 
     from sitebuild.notebook import download
 
-    folder = tmp_path_factory.mktemp("download", numbered=True)
+    folder = Path(tempfile.mkdtemp(prefix="sdpa-download-"))
     notebook = download(NOTEBOOK, [SNIPPETS])
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=False,
                                      resources={"metadata": {"path": str(folder)}})
-    client.execute(env=env)
-    return notebook, folder
+    errors: list[BaseException] = []
+
+    def execute() -> None:
+        try:
+            client.execute(env=env)
+        except BaseException as error:  # noqa: BLE001 - handed to the fixture
+            errors.append(error)
+
+    thread = threading.Thread(target=execute, name="downloaded notebook", daemon=True)
+    thread.start()
+    return notebook, folder, thread, errors
+
+
+run_ahead("lab", start_lab)  # started as the session's tests are collected
+
+
+@pytest.fixture(scope="module")
+def lab() -> tuple:
+    """The downloaded notebook, executed in an empty folder: (notebook, folder)."""
+    notebook, folder, thread, errors = ahead("lab", start_lab)
+    thread.join(timeout=900)
+    if errors:
+        raise errors[0]
+    yield notebook, folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

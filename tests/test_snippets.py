@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import traceback
+
 import pytest
 
 from conftest import DOCS, LIBRARY, SNIPPETS, included_snippets, page_includes
 from sitebuild.fences import executed_fences, problems
+from sitebuild.runner import SnippetError, execute
 
 
 @pytest.mark.parametrize("snippet", included_snippets())
@@ -58,3 +61,20 @@ def test_the_fence_check_names_a_wrong_title_and_a_missing_include():
     ]
     missing = page.replace("derivation/score_std.py", "derivation/nowhere.py")
     assert problems(missing, [SNIPPETS])[0].startswith("line 4: the include 'derivation/nowhere.py' is missing")
+
+
+RAISES_IN_A_FUNCTION = '"""Raises on its fourth line."""\n\ndef ratio():\n    return 1 / 0\n\nprint(ratio())\n'
+
+
+@pytest.mark.parametrize("code, line", [(RAISES_IN_A_FUNCTION, 4), ("x = 1\ny = (\n", 2)],
+                         ids=["raises", "syntax-error"])
+def test_a_failing_snippet_under_pytest_ends_with_its_file_and_line(code, line):
+    """What ``run_snippet`` raises names the snippet's file and line in its message, and its
+    traceback ends on that line (the location pytest prints last), not in the executor."""
+    with pytest.raises(SnippetError) as caught:
+        execute(code, "snippets/broken/boom.py")
+    assert str(caught.value).startswith(f"snippets/broken/boom.py, line {line}: ")
+    if line == 4:  # a syntax error runs no line of the snippet: its message says where
+        last = traceback.extract_tb(caught.value.__traceback__)[-1]
+        assert (last.filename, last.lineno) == ("snippets/broken/boom.py", 4)
+        assert "ZeroDivisionError" in str(caught.value)

@@ -1,4 +1,4 @@
-// Renders site/build-report.json (written by snippets/sdpa/mkdocs_hooks.py) as a table.
+// Renders site/build-report.json (written by sitebuild/report.py) as a table.
 (function () {
   const box = document.getElementById("build-report-table");
   if (!box) return;
@@ -16,10 +16,12 @@
       const rows = [...report.snippets].sort((a, b) => b.seconds - a.seconds);
       const devices = [...new Set(rows.map((r) => r.device))].join(", ");
       const torch = [...new Set(rows.map((r) => r.torch))].join(", ");
+      const profiles = [...new Set(rows.map((r) => r.profile))].join(", ");
       const summary = cell(
         "p",
         `${rows.length} snippets, ${rows.reduce((n, r) => n + r.figures.length, 0)} figures, ` +
-          `${rows.reduce((n, r) => n + r.tables, 0)} tables; device ${devices}; torch ${torch}; ` +
+          `${rows.reduce((n, r) => n + r.tables, 0)} tables; profile ${profiles}; device ${devices}; ` +
+          `torch ${torch}; ` +
           `${report.total_seconds.toFixed(1)} s of snippet time.`
       );
       const table = document.createElement("table");

@@ -17,6 +17,8 @@ names from here, so that none of them spells one itself:
 ``SDPA_BUILT_SITE``       tests only: a folder holding a site you built, to test it instead
                           of building one
 ``SDPA_CHROMIUM``         tests only: the Chromium binary the browser tests drive
+``SDPA_KEEP_RUNS``        tests only: a folder where the build's workers keep each
+                          snippet's data for the test session (``sitebuild/keep.py``)
 ========================  ==============================================================
 """
 
@@ -32,6 +34,7 @@ CACHE = "SDPA_CACHE"
 JOBS = "SDPA_JOBS"
 BUILT_SITE = "SDPA_BUILT_SITE"
 CHROMIUM = "SDPA_CHROMIUM"
+KEEP_RUNS = "SDPA_KEEP_RUNS"
 
 #: The two sizes of every experiment (see :func:`sdpa.runtime.profile`).
 PROFILES = ("quick", "full")

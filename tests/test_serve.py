@@ -1,0 +1,47 @@
+"""``mkdocs serve`` remembers pure build steps across rebuilds: the output stays the same."""
+
+from __future__ import annotations
+
+import markdown
+import pytest
+
+from sitebuild import serve
+
+CODE = "```python\nimport torch\n\nx = torch.ones(3) * 2\n```\n\n```python title=\"a.py\"\ny = 1\n```\n"
+EXTENSIONS = ["pymdownx.highlight", "pymdownx.superfences"]
+
+
+def test_remembered_highlighting_gives_the_same_html(monkeypatch):
+    from pymdownx.highlight import Highlight
+
+    fresh = markdown.markdown(CODE, extensions=EXTENSIONS)
+    monkeypatch.setattr(Highlight, "highlight", Highlight.highlight)  # put back after the test
+    serve.remember_highlighting()
+    assert [markdown.markdown(CODE, extensions=EXTENSIONS) for _ in range(2)] == [fresh, fresh]
+
+
+class Page:
+    def __init__(self, content: str, title: str = "A page"):
+        self.url, self.title, self.meta, self.toc, self.content = "a/", title, {}, [], content
+
+
+@pytest.mark.parametrize("changed", ["content", "title"])
+def test_remembered_search_entries_follow_the_page(monkeypatch, changed):
+    from material.plugins.search.plugin import SearchIndex
+
+    monkeypatch.setattr(SearchIndex, "add_entry_from_context", SearchIndex.add_entry_from_context)
+    html = "<h2 id='one'>One</h2><p>first words</p><h2 id='two'>Two</h2><p>second words</p>"
+    plain = SearchIndex()
+    plain.add_entry_from_context(Page(html))
+    serve.remember_search_entries()
+    again = [SearchIndex() for _ in range(2)]
+    for index in again:
+        index.add_entry_from_context(Page(html))
+    assert again[0].entries == again[1].entries == plain.entries
+    other = SearchIndex()
+    other.add_entry_from_context(Page(html.replace("first", "other")) if changed == "content"
+                                 else Page(html, title="Another"))
+    other_plain = SearchIndex.__dict__["add_entry_from_context"].__wrapped__
+    expected = SearchIndex()
+    other_plain(expected, Page(html.replace("first", "other")) if changed == "content" else Page(html, "Another"))
+    assert other.entries == expected.entries

@@ -22,14 +22,6 @@ loads itself, so ``import sdpa.env`` or ``import sdpa.style`` costs no torch imp
 """
 
 from importlib import import_module
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the same names, spelled as imports for type checkers and for the build,
-    # whose import scan (the serve cache's keys, the notebook's bundled library) reads them
-    from sdpa.figures import Figure  # noqa: F401
-    from sdpa.runtime import device, generator, profile, seed, seeded  # noqa: F401
-    from sdpa.style import INK, PALETTE  # noqa: F401
-    from sdpa.tables import fmt, markdown_table  # noqa: F401
 
 _HOMES = {
     "device": "sdpa.runtime", "generator": "sdpa.runtime", "seed": "sdpa.runtime",

@@ -68,7 +68,8 @@ def test_lr_sensitivity_claims(run_snippet):
     # arm learns much of the task in the odd seed: 0.8-0.9 nats below L0 at seed offsets 11, 12)
     for arm in rows.keys() - {QK}:
         assert abs(loss[arm][highest] - initial) < 0.4, arm
-    assert min(min(r["loss"]) for r in rows.values()) < 0.2  # the task is learnable
+    # the task is learnable: below 0.3 at the best rate (0.007-0.24 over seed offsets 0-19)
+    assert min(min(r["loss"]) for r in rows.values()) < 0.3
     for qk in (QK, QK_NO_SCALE):  # lowest rate: more than half a nat below both plain arms
         for plain in (BASE, NO_SCALE):
             assert loss[qk][lowest] < loss[plain][lowest] - 0.5

@@ -203,7 +203,7 @@ def test_sgd_unscaled_best_rate_falls_with_dk_as_predicted_in_direction(transfer
 
 def test_adam_inverse_dk_follows_the_predicted_slope_roughly(transfer):
     r = transfer[("adam", INV)]
-    # "within 0.3 of +1/4, below it in most seed sets": -0.26 to +0.02 from it over offsets 0-19
+    # "within 0.3 of +1/4": -0.26 to +0.02 from it over seed offsets 0-19
     assert abs(r["relative_slope"] - r["predicted"]) < 0.3
 
 

@@ -75,9 +75,13 @@ def test_gap_grows_like_sqrt_dk_far_above_20_at_128_and_under_20_with_default_in
     assert math.exp(20) == pytest.approx(5e8, rel=0.05)
     for n in (8, 64, 512):
         scaled = [r["gap_scaled"] for r in rows if r["n"] == n]
-        assert max(scaled) / min(scaled) < 1.15, "scaled gaps should not depend on d_k"
+        # The median of 1,024 rows of 8 keys moves by a few per cent from draw to draw: over seed
+        # offsets 0-19 the largest of the seven d_k's is up to 1.15 times the smallest.
+        assert max(scaled) / min(scaled) < 1.2, "scaled gaps should not depend on d_k"
+        # sqrt(512 / 8) = 8; over seed offsets 0-19 the ratio is 8.5 +- 0.27 in rows of 8 keys
+        # (up to 9.23), 8.4 +- 0.1 in longer rows
         ratio = at[(n, 512)]["gap_unscaled"] / at[(n, 8)]["gap_unscaled"]
-        assert ratio == pytest.approx(8.0, rel=0.15)
+        assert ratio == pytest.approx(8.0, rel=0.2)
     # Longer rows have wider gaps.
     assert at[(8, 64)]["gap_unscaled"] < at[(64, 64)]["gap_unscaled"] < at[(512, 64)]["gap_unscaled"]
 

@@ -52,10 +52,11 @@ def test_unscaled_rows_saturate_as_dk_grows_and_scaled_rows_do_not(run_snippet):
     value, se = one_hot[256]  # "just under half"
     assert 0.4 < value < 0.5 + 4 * se
     assert one_hot[512][0] - 4 * one_hot[512][1] > 0.5
-    # Default init at 128: about one row in a hundred one-hot, a handful of keys in play.
+    # Default init at 128: one or two rows in a hundred one-hot (0.7%-2.2% over seed offsets
+    # 0-19), a handful of keys in play.
     default = at[128, NONE, "default"]
-    assert 0.002 < default["one_hot"] < 0.02
-    assert abs(default["one_hot"] - 0.01) < 4 * _one_hot_se(128, NONE, "default")
+    assert 0.005 < default["one_hot"] < 0.025
+    assert abs(default["one_hot"] - 0.015) < 4 * _one_hot_se(128, NONE, "default")
     assert 3 <= default["effective_keys"] <= 8
     # Scaled: nothing depends on d_k, about 40 of 64 keys in play, no one-hot row, not uniform.
     scaled = [at[d, SQRT, "unit"] for d in dims]
@@ -118,13 +119,16 @@ def test_query_gradients_are_not_smaller_without_the_divisor(run_snippet):
     dims = [16, 64, 128, 256]
     unit_none = [at[("unit", d, NONE)].ratio_q_v for d in dims]
     assert all(r > 1 for r in unit_none)  # larger than W_V's, not smaller
-    assert all(b > a for a, b in zip(unit_none, unit_none[1:]))  # and growing with d_k
+    # and growing with d_k: "at 256 more than 1.5 times its value at 16" (seed offsets 0-19:
+    # 1.7-2.2 times; from 128 to 256 it can dip, so the page claims no step-by-step rise)
+    assert unit_none[-1] > 1.5 * unit_none[0]
     for d in dims:
         assert 0.5 < at[("unit", d, SQRT)].ratio_q_v < 1  # "a bit smaller"
         assert 0.25 < at[("default", d, SQRT)].ratio_q_v < 0.4  # "about three times smaller"
         for init in ("unit", "default"):
             assert at[(init, d, NONE)].ratio_q_v > 0.1  # nowhere orders of magnitude below
-            assert at[(init, d, NONE)].grad_k == pytest.approx(at[(init, d, NONE)].grad_q, rel=0.1)
+            # W_K's gradient is W_Q's size (3 seeds: their ratio spreads 0.90-1.11 over seed offsets 0-19)
+            assert at[(init, d, NONE)].grad_k == pytest.approx(at[(init, d, NONE)].grad_q, rel=0.15)
     shares = [at[("unit", d, NONE)].top_decile_share for d in dims]
     assert all(s > 0.5 for s in shares) and all(b > a for a, b in zip(shares, shares[1:]))
     for init in ("unit", "default"):
@@ -147,9 +151,11 @@ def test_sgd_without_divisor_stays_near_chance_and_collapses(run_snippet):
             r = at[("sgd", d, init, NONE)]
             assert min(r.final_loss) > CHANCE / 2
             assert max(r.entropy_end) < 0.05  # a single key
-    for d in (64, 256):  # "learns the task": the mean over seeds (one seed may lag behind)
+    # "learns the task ... its mean loss ends below 0.7": the mean over the 3 seeds (one seed
+    # may lag behind; at d_k = 64 a seed ends at 0.36 +- 0.17, so the mean of 3 has an SE of 0.1)
+    for d in (64, 256):
         for init in ("unit", "default"):
-            assert mean(at[("sgd", d, init, SQRT)].final_loss) < 0.5
+            assert mean(at[("sgd", d, init, SQRT)].final_loss) < 0.7
     for init in ("unit", "default"):  # at d_k = 16, 1/sqrt(d_k) is still behind 1/d_k
         sqrt, inv = at[("sgd", 16, init, SQRT)], at[("sgd", 16, init, INV)]
         assert min(sqrt.final_loss) > max(inv.final_loss)
@@ -165,12 +171,15 @@ def test_sgd_without_divisor_stays_near_chance_and_collapses(run_snippet):
 
 def test_adam_without_divisor_learns_but_slower_at_256(run_snippet):
     at = _table(run_snippet)
-    for d in (16, 64):
+    for d in (16, 64):  # "below 1 in every seed"
         for init in ("unit", "default"):
             assert max(at[("adam", d, init, NONE)].final_loss) < 1.0
     for init in ("unit", "default"):
-        assert at[("adam", 256, init, NONE)].reached == 0
-        for scaling in (SQRT, INV):
+        # "after 200 steps its mean loss is still above 0.75": a seed ends at 1.3 +- 0.3
+        # (default init; 2.0 +- 0.6 unit), so the mean of 3 sits 3 SE above 0.75. Single seeds
+        # do get below 0.5 late (step 65-200, in a few seeds of 22), so the page no longer says none does.
+        assert mean(at[("adam", 256, init, NONE)].final_loss) > 0.75
+        for scaling in (SQRT, INV):  # "every seed of every scaled arm has got below 0.5"
             assert at[("adam", 256, init, scaling)].reached == len(ABLATION.seeds)
 
 

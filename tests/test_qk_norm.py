@@ -30,10 +30,12 @@ def test_logit_growth_at_high_lr(run_snippet):
     result = run_snippet("qk-norm/logit_growth.py").namespace["result"]
     curves = result["curves"]
     assert result["lr"] == max(QK_NORM_SWEEP.lrs)
-    for name in (BASE, NO_SCALE):  # four orders of magnitude or more, hundreds or thousands
+    # "more than five-thousandfold, into the hundreds or thousands" (8,700 to 37,000 times over
+    # seed offsets 0-19; four orders of magnitude, the page's old claim, failed at two of them)
+    for name in (BASE, NO_SCALE):
         c = curves[name]
         assert c["mean"][-1] > 100
-        assert c["mean"][-1] / c["mean"][0] >= 1e4
+        assert c["mean"][-1] / c["mean"][0] > 5e3
     for name in (QK, QK_NO_SCALE):  # within the bound, at every step and seed
         c = curves[name]
         assert c["qk_norm"]
@@ -49,7 +51,8 @@ def test_logit_growth_at_high_lr(run_snippet):
 def test_head_entropy_collapse(run_snippet):
     arms = run_snippet("qk-norm/entropy.py").namespace["result"]["arms"]
     assert arms[BASE]["final_min"] < 0.05, "a 1/sqrt(d_k) head collapses to a one-hot row"
-    assert arms[QK]["final_min"] > 0.5, "every QK-norm head keeps more than half a nat"
+    # The lowest of 8 heads x 2 seeds: 0.40-1.09 nats over seed offsets 0-19
+    assert arms[QK]["final_min"] > 0.25, "every QK-norm head keeps more than a quarter of a nat"
     # Without the factor, QK-norm starts far sharper than with it.
     assert arms[QK_NO_SCALE]["first_mean"] < 0.5 * arms[QK]["first_mean"]
 
@@ -61,9 +64,12 @@ def test_lr_sensitivity_claims(run_snippet):
     assert initial == pytest.approx(math.log(QK_NORM_SWEEP.arms[0].vocab), abs=0.05)
     loss = {arm: dict(zip(lrs, r["loss"])) for arm, r in rows.items()}  # by learning rate
     lowest, second, highest = min(lrs), sorted(lrs)[1], max(lrs)
-    for arm in rows:  # no arm learns the task at the highest rate: within 0.4 of L0
-        assert abs(loss[arm][highest] - initial) < 0.4
-    assert min(min(r["loss"]) for r in rows.values()) < 0.2  # the task is learnable
+    # Every arm but QK-norm with the factor stays within 0.4 of L0 at the highest rate (that
+    # arm learns much of the task in the odd seed: 0.8-0.9 nats below L0 at seed offsets 11, 12)
+    for arm in rows.keys() - {QK}:
+        assert abs(loss[arm][highest] - initial) < 0.4, arm
+    # the task is learnable: below 0.3 at the best rate (0.007-0.24 over seed offsets 0-19)
+    assert min(min(r["loss"]) for r in rows.values()) < 0.3
     for qk in (QK, QK_NO_SCALE):  # lowest rate: more than half a nat below both plain arms
         for plain in (BASE, NO_SCALE):
             assert loss[qk][lowest] < loss[plain][lowest] - 0.5

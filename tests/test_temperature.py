@@ -107,8 +107,11 @@ def test_small_heads_are_noisy(run_snippet):
     namespace = run_snippet("temperature/small_dk_noise.py").namespace
     rows, rho = namespace["result"], namespace["RHO"]
     for r in rows:
-        assert r["estimate_std"] == pytest.approx(math.sqrt((1 + rho**2) / r["d_k"]), rel=0.06)
-        assert r["estimate_mean"] == pytest.approx(rho, abs=3 * r["predicted_std"] / math.sqrt(namespace["N_QUERIES"]))
+        # "within 8%": the std of 2,000 products' estimates is off by 2-2.5% (one SD) at small d_k,
+        # up to 6.6% over 8 d_k x seed offsets 0-19
+        assert r["estimate_std"] == pytest.approx(math.sqrt((1 + rho**2) / r["d_k"]), rel=0.08)
+        se = r["predicted_std"] / math.sqrt(namespace["N_QUERIES"])
+        assert r["estimate_mean"] == pytest.approx(rho, abs=4 * se)  # 160 draws over offsets 0-19: up to 3.5 SE
         # Dividing by sqrt(d_k) changes no ranking.
         assert r["same_argmax"]
     top1 = {r["d_k"]: r["top1"] for r in rows}
@@ -126,18 +129,20 @@ def test_scale_choice_table(run_snippet):
     assert d_k == 128
     rows = {r["scale"]: r for r in result["rows"]}
     none, by_d, by_sqrt = rows[Scale.NONE], rows[Scale.INV], rows[Scale.INV_SQRT]
-    # Softmax-input variance at initialisation: c^2 d_k, within 10%.
-    assert none["init_variance"] == pytest.approx(d_k, rel=0.10)
-    assert by_d["init_variance"] == pytest.approx(1 / d_k, rel=0.10)
-    assert by_sqrt["init_variance"] == pytest.approx(1.0, rel=0.10)
+    # Softmax-input variance at initialisation: c^2 d_k, within 15% (the mean of 3 seeds; one
+    # seed's variance is off by 9%, one SD, so 15% is about 3 SE; 10% failed at 5 offsets of 20).
+    assert none["init_variance"] == pytest.approx(d_k, rel=0.15)
+    assert by_d["init_variance"] == pytest.approx(1 / d_k, rel=0.15)
+    assert by_sqrt["init_variance"] == pytest.approx(1.0, rel=0.15)
     # At initialisation: unscaled nearly one-hot, 1/d_k within 20% of uniform.
     assert none["init_max_weight"] > 0.85
     assert by_d["init_max_weight"] == pytest.approx(1 / result["n_pairs"], rel=0.20)
-    # No scaling: slower (no seed below 0.5 in the run), but learning (mean below 3).
+    # No scaling: slower (no seed below 0.5 in the run), but learning (mean below chance; a
+    # seed's last-batch loss is 2.5 +- 0.6, the mean of 3 reached 3.09 over seed offsets 0-19).
     assert all(math.isinf(s) for s in none["steps_to_target"])
-    assert sum(none["final_loss"]) / len(none["final_loss"]) < 3.0 < math.log(32)
-    # Both scaled arms: every seed below 0.5 by step 40.
-    assert all(s <= 40 for s in by_d["steps_to_target"] + by_sqrt["steps_to_target"])
+    assert sum(none["final_loss"]) / len(none["final_loss"]) < math.log(result["n_values"])
+    # Both scaled arms: every seed below 0.5 by step 50 (20-40 over offsets 0-19).
+    assert all(s <= 50 for s in by_d["steps_to_target"] + by_sqrt["steps_to_target"])
     # 1/d_k: lower loss, accuracy above 99%, sharp rows (softer than 1/sqrt(d_k)).
     assert sum(by_d["final_loss"]) < sum(by_sqrt["final_loss"])
     assert by_d["final_accuracy"] > 0.99
@@ -147,12 +152,14 @@ def test_scale_choice_table(run_snippet):
 
 def test_logit_growth_after_training(run_snippet):
     result = run_snippet("temperature/logit_growth.py").namespace["result"]
-    for label, fit in result["fits"].items():
-        assert fit["before"] == pytest.approx(0.5, abs=0.1), label
+    for label, fit in result["fits"].items():  # "before": 0.38-0.55 over seed offsets 0-19
+        assert fit["before"] == pytest.approx(0.5, abs=0.15), label
         assert 0.6 < fit["after"] < 1.0, label
     scaled = {rule: [r["scaled_after"] for r in result["rows"] if r["scale"] is rule]
               for rule in result["fits"]}
-    assert max(scaled[Scale.INV]) / min(scaled[Scale.INV]) < 1.5
+    # 1/d_k: "within a factor of two" and "they fall a little" (1.3-1.7 times over offsets 0-19)
+    assert max(scaled[Scale.INV]) / min(scaled[Scale.INV]) < 2
+    assert scaled[Scale.INV][-1] < scaled[Scale.INV][0]
     assert scaled[Scale.INV_SQRT][-1] / scaled[Scale.INV_SQRT][0] > 1.25
     assert scaled[Scale.NONE][-1] / scaled[Scale.NONE][0] > 5
 
@@ -161,10 +168,12 @@ def test_learned_temperature_barely_moves(run_snippet):
     result = run_snippet("temperature/learned_temperature.py").namespace["result"]
     learned, fixed = result["learned"], result["fixed"]
     for scale, raw in zip(learned["scale_ratio"], learned["raw_ratio"]):
-        assert 0.8 < scale[-1] < 1.0
+        assert 0.75 < scale[-1] < 1.0  # 0.78-0.94 over seeds 0-21
         assert raw[-1] > 8
     assert all(s == pytest.approx(result["init_scale"]) for s in fixed["final_scale"])
-    assert learned["steps_to_target"] == fixed["steps_to_target"]
+    # "within one recorded step": equal in 21 seeds of 22, 5 steps apart in one
+    every = run_snippet("temperature/learned_temperature.py").namespace["STUDY"].record_every
+    assert all(abs(a - b) <= every for a, b in zip(learned["steps_to_target"], fixed["steps_to_target"]))
     assert learned["final_accuracy"] > 0.95 and fixed["final_accuracy"] > 0.95
 
 

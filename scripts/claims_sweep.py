@@ -1,0 +1,236 @@
+"""Run the claim tests at many seed offsets and count, per claim, the offsets it passes at.
+
+A claim must hold for any seed (docs DESIGN, claim contract): ``pytest -m claims
+--seed-offset N`` shifts every seed by N. This script runs that command once per offset,
+each in its own process (so no memo is shared between offsets), reads each run's JUnit
+XML and prints a Markdown table: every claim test (its node id), how many offsets it
+passed at out of N, the offsets where it failed and the first line of the failure's
+message. Run it from anywhere; it tests the repository it lives in:
+
+    python scripts/claims_sweep.py --offsets 0-19                # quick profile, serial
+    python scripts/claims_sweep.py --offsets 0-19 --jobs 2       # two offsets at a time
+    python scripts/claims_sweep.py --offsets 0,5,9 --profile full
+    python scripts/claims_sweep.py --offsets 0-19 tests/test_tuning.py   # extra pytest args
+
+It is slow (about a minute of CPU per offset in quick): start it at a low priority,
+``nice -n 19 python scripts/claims_sweep.py ...``. The table is also written to
+``bench/results/claims-sweep.md`` (``--out`` to change it; git-ignored), rewritten after
+each offset so that a running sweep can be read, and each offset's JUnit XML (the full
+failure messages) to ``bench/results/claims-sweep/offset-N.xml``. An offset whose
+run crashes (no XML, a collection error, an exit code other than 0 or 1) is reported as
+such, with the tail of its output, and the script exits 1; it also exits 1 when any claim
+failed at any offset, 0 when every claim passed at every offset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "bench" / "results" / "claims-sweep.md"
+MESSAGE_CHARS = 140
+
+
+def parse_offsets(text: str) -> list[int]:
+    """``0-19``, ``0,5,9`` or ``0-4,100``: the offsets, in order, without repeats."""
+    offsets: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        start, dash, stop = part.partition("-")
+        values = range(int(start), int(stop) + 1) if dash else [int(start)]
+        offsets.extend(v for v in values if v not in offsets)
+    if not offsets:
+        raise argparse.ArgumentTypeError(f"no offsets in {text!r}")
+    return offsets
+
+
+@dataclass
+class Run:
+    offset: int
+    returncode: int
+    seconds: float
+    outcomes: dict[str, tuple[str, str]] = field(default_factory=dict)  # nodeid -> (outcome, message)
+    crash: str = ""  # why this offset's results are missing or incomplete
+
+
+def nodeid(case: ET.Element) -> str:
+    """A JUnit test case's pytest node id (``tests/test_x.py::test_y[param]``)."""
+    classname, name = case.get("classname", ""), case.get("name", "")
+    parts = classname.split(".")
+    # classname is the module path with dots (tests.test_x), then any class names.
+    for cut in range(len(parts), 0, -1):
+        path = Path(*parts[:cut]).with_suffix(".py")
+        if (REPO / path).is_file():
+            return "::".join([path.as_posix(), *parts[cut:], name])
+    return f"{classname}::{name}"
+
+
+def short(message: str) -> str:
+    """The first informative line of an assertion message, trimmed for a table cell."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    line = next((x for x in lines if x.startswith(("AssertionError", "assert", "E "))), lines[0] if lines else "")
+    line = line.replace("|", "\\|")
+    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
+
+
+def read_junit(path: Path) -> dict[str, tuple[str, str]]:
+    outcomes: dict[str, tuple[str, str]] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        outcome, message = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            found = case.find(tag)
+            if found is not None:
+                outcome = "failed" if tag == "failure" else tag
+                message = found.get("message") or (found.text or "")
+                break
+        outcomes[nodeid(case)] = (outcome, short(message))
+    return outcomes
+
+
+def run_offset(offset: int, profile: str, pytest_args: list[str], keep: Path) -> Run:
+    """One offset's claim tests in a fresh pytest process; its JUnit XML is kept in ``keep``
+    (the full failure messages, with the values the assertions compared)."""
+    with tempfile.TemporaryDirectory(prefix=f"claims-sweep-{offset}-") as folder:
+        xml = Path(folder) / "junit.xml"
+        command = [sys.executable, "-m", "pytest", "-m", "claims", "-p", "no:cacheprovider", "-q",
+                   "--seed-offset", str(offset), f"--junitxml={xml}", *pytest_args]
+        env = {**os.environ, "SDPA_PROFILE": profile}
+        env.pop("SDPA_CACHE", None)  # never read another offset's (or the build's) cached output
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+            returncode, output = proc.returncode, proc.stdout + proc.stderr
+        except OSError as error:
+            returncode, output = -1, f"could not start pytest: {error}"
+        run = Run(offset, returncode, time.perf_counter() - start)
+        try:
+            run.outcomes = read_junit(xml)
+            keep.mkdir(parents=True, exist_ok=True)
+            (keep / f"offset-{offset}.xml").write_bytes(xml.read_bytes())
+        except (OSError, ET.ParseError) as error:
+            run.crash = f"no JUnit XML ({type(error).__name__})"
+    # pytest: 0 all passed, 1 some failed; anything else (interrupted, internal or usage
+    # error, no tests collected, killed by a signal) means the run itself went wrong.
+    errors = [n for n, (outcome, _) in run.outcomes.items() if outcome == "error"]
+    if returncode not in (0, 1) or errors:
+        why = f"exit code {returncode}" + (f", {len(errors)} errors" if errors else "")
+        run.crash = f"{run.crash}; {why}" if run.crash else why
+    if run.crash:
+        tail = " / ".join(line for line in output.strip().splitlines()[-3:])
+        run.crash += f": {short(tail)}"
+    failed = sum(outcome not in ("passed", "skipped") for outcome, _ in run.outcomes.values())
+    status = run.crash or f"{len(run.outcomes)} tests, {failed} failed"
+    print(f"offset {offset}: {status} ({run.seconds:.0f} s)", file=sys.stderr, flush=True)
+    return run
+
+
+def table(runs: list[Run], profile: str, pytest_args: list[str]) -> tuple[str, bool]:
+    """The Markdown report, and whether every claim passed at every offset with no crash."""
+    offsets = [r.offset for r in runs]
+    nodeids = sorted({n for r in runs for n in r.outcomes})
+    lines = [
+        f"# Claims at {len(runs)} seed offsets ({profile} profile)",
+        "",
+        f"Offsets: {format_offsets(offsets)}. Command per offset: `pytest -m claims --seed-offset N"
+        + (f" {shlex.join(pytest_args)}" if pytest_args else "") + f"` with `SDPA_PROFILE={profile}`.",
+        "",
+    ]
+    crashed = [r for r in runs if r.crash]
+    if crashed:
+        lines += ["## Offsets whose run went wrong", "", "| offset | what happened |", "|---:|---|"]
+        lines += [f"| {r.offset} | {r.crash} |" for r in crashed]
+        lines += [""]
+    rows, clean = [], not crashed
+    for node in nodeids:
+        passed, failed, skipped, messages = 0, [], 0, {}
+        for r in runs:
+            outcome, message = r.outcomes.get(node, ("missing", "not run (see the offsets that went wrong)"))
+            if outcome == "passed":
+                passed += 1
+            elif outcome == "skipped":
+                skipped += 1
+            else:
+                failed.append(r.offset)
+                messages.setdefault(message, r.offset)
+        counted = len(runs) - skipped
+        if failed:
+            clean = False
+        first = min(messages, key=messages.get) if messages else ""
+        rows.append((-len(failed), node, f"| `{node}` | {passed}/{counted} | {format_offsets(failed)} | {first} |"))
+    failing = [row for row in sorted(rows) if row[0] < 0]
+    lines += [f"{len(nodeids)} claim tests; {len(failing)} failed at some offset.", ""]
+    lines += ["| claim test | passed | failed at offsets | first failure's message |", "|---|---:|---|---|"]
+    lines += [row[2] for row in sorted(rows)]
+    lines += ["", "Seconds per offset: " + ", ".join(f"{r.offset}: {r.seconds:.0f}" for r in runs) + "."]
+    return "\n".join(lines) + "\n", clean
+
+
+def format_offsets(offsets: list[int]) -> str:
+    """[0, 1, 2, 5, 7, 8] -> '0-2, 5, 7-8'."""
+    spans: list[list[int]] = []
+    for value in sorted(offsets):
+        if spans and value == spans[-1][1] + 1:
+            spans[-1][1] = value
+        else:
+            spans.append([value, value])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans) or "-"
+
+
+def split_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """This script's options, and every other argument for pytest in its order (argparse's
+    own parse_known_args would separate ``-p plugin`` into ``plugin`` and ``-p``)."""
+    own = {option: action for action in parser._actions for option in action.option_strings}
+    mine, rest, args = [], [], iter(argv)
+    for arg in args:
+        if arg == "--":
+            rest.extend(args)
+        elif arg.split("=", 1)[0] in own:
+            mine.append(arg)
+            if "=" not in arg and own[arg].nargs != 0:
+                mine.append(next(args, ""))
+        else:
+            rest.append(arg)
+    return parser.parse_args(mine), rest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--offsets", type=parse_offsets, default=parse_offsets("0-19"),
+                        help="seed offsets: 0-19, 0,5,9 or 0-4,100 (default 0-19)")
+    parser.add_argument("--profile", choices=("quick", "full"), default="quick",
+                        help="the experiments' size, passed as SDPA_PROFILE (default quick)")
+    parser.add_argument("--jobs", type=int, default=1, help="offsets run at once (default 1)")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"where to write the table (default {OUT})")
+    parser.add_argument("pytest_args", nargs="*", help="any other argument goes to pytest, in order "
+                        "(test files, -k EXPR, -p PLUGIN); put pytest's after --")
+    args, pytest_args = split_arguments(parser, sys.argv[1:] if argv is None else argv)
+    keep = args.out.with_suffix("")  # bench/results/claims-sweep/offset-N.xml
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    runs: list[Run] = []
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = [pool.submit(run_offset, o, args.profile, pytest_args, keep) for o in args.offsets]
+        for future in as_completed(futures):
+            runs.append(future.result())
+            runs.sort(key=lambda r: r.offset)
+            # The table so far, after every offset: a long sweep can be read while it runs.
+            args.out.write_text(table(runs, args.profile, pytest_args)[0])
+    report, clean = table(runs, args.profile, pytest_args)
+    args.out.write_text(report)
+    print(report, end="")
+    return 0 if clean else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

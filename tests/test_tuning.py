@@ -176,35 +176,48 @@ def transfer(run_snippet):
     return {(r["optimizer"], r["rule"]): r for r in rows}
 
 
-def test_predicted_exponents():
-    assert predicted_lr_exponent("adam", NONE) == -0.25
-    assert predicted_lr_exponent("sgd", NONE) == -0.5
-    assert predicted_lr_exponent("adam", INV) == 0.25
-    assert predicted_lr_exponent("sgd", INV) == 0.5
-    assert predicted_lr_exponent("sgd", SQRT) == predicted_lr_exponent("adam", SQRT) == 0
+def test_the_predictions_follow_from_the_step_sizes():
+    """Invariant W keeps W_Q and W_K's step: Adam's is the rate, SGD's the rate times m;
+    invariant L keeps the logits' step, m times the weights'. A rule's best rate is then
+    the 1/sqrt(d_k) head's divided by (its step per unit rate); its exponent in d_k follows
+    from m = d_k^a, checked here at two head sizes rather than by restating the formula."""
+    m = {NONE: lambda d: d**0.5, SQRT: lambda d: 1.0, INV: lambda d: d**-0.5}
+    step = {("adam", "weights"): lambda m: 1, ("sgd", "weights"): lambda m: m,
+            ("adam", "logits"): lambda m: m, ("sgd", "logits"): lambda m: m * m}
+    for (optimizer, invariant), per_rate in step.items():
+        for rule in (NONE, SQRT, INV):
+            best = [1 / per_rate(m[rule](d)) for d in (16, 256)]  # relative to 1/sqrt(d_k)
+            measured = math.log(best[1] / best[0]) / math.log(256 / 16)
+            assert predicted_lr_exponent(optimizer, rule, invariant) == pytest.approx(measured)
 
 
-def test_adam_unscaled_best_rate_does_not_follow_the_prediction(transfer):
-    r = transfer[("adam", NONE)]
-    predicted = [d ** r["predicted"] for d in D_KS]  # 1/2, 1/2.8, 1/4
-    # Over seed offsets 0-19: ratios 0.59-1.6, relative slopes -0.16 to +0.21
-    assert all(1 / 2 < ratio < 2 for ratio in r["ratio"]), "within a factor of two of 1/sqrt"
-    assert at(r["ratio"], 256) > 2 * at(predicted, 256)  # more than twice the prediction
-    assert r["relative_slope"] > r["predicted"]  # flatter than -1/4
+def closer(measured: float, to: float, than: float) -> bool:
+    return abs(measured - to) < abs(measured - than)
 
 
-def test_sgd_unscaled_best_rate_falls_with_dk_as_predicted_in_direction(transfer):
+def test_the_unscaled_head_fits_invariant_w_under_both_optimisers(transfer):
+    """"closer to invariant W's 0 than to invariant L's -1/2" (Adam), "closer to -1/2 than
+    to -1" (SGD). Over seed offsets 0-19 the Adam slope ran -0.16 to +0.21."""
+    for optimizer in ("adam", "sgd"):
+        r = transfer[(optimizer, NONE)]
+        assert closer(r["relative_slope"], r["predicted"]["weights"], r["predicted"]["logits"])
+    adam = transfer[("adam", NONE)]
+    assert all(1 / 2 < ratio < 2 for ratio in adam["ratio"]), "within a factor of two of 1/sqrt"
+
+
+def test_sgd_unscaled_best_rate_falls_with_dk_but_stays_above_the_prediction(transfer):
     r = transfer[("sgd", NONE)]
-    predicted = [d ** r["predicted"] for d in D_KS]
+    predicted = [d ** r["predicted"]["weights"] for d in D_KS]
     assert at(r["ratio"], 256) / at(r["ratio"], 16) < 1 / 1.5  # falls by at least 1.5x (1.6-2.5x)
-    assert all(m > p for m, p in zip(r["ratio"], predicted))  # but stays above the prediction
+    assert all(m > p for m, p in zip(r["ratio"], predicted))  # stays above d_k^(-1/2)
     assert -0.75 < r["relative_slope"] < -0.15
 
 
-def test_adam_inverse_dk_follows_the_predicted_slope_roughly(transfer):
+def test_adam_inverse_dk_lies_between_the_two_predictions(transfer):
     r = transfer[("adam", INV)]
-    # "within 0.3 of +1/4": -0.26 to +0.02 from it over seed offsets 0-19
-    assert abs(r["relative_slope"] - r["predicted"]) < 0.3
+    low, high = sorted(r["predicted"].values())  # 0 and +1/2
+    # "between the two predictions, give or take 0.1": -0.01 to +0.27 over offsets 0-19
+    assert low - 0.1 < r["relative_slope"] < high + 0.1
 
 
 def test_only_sgd_keeps_the_scaled_rules_best_rate(transfer):

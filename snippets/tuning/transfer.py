@@ -1,11 +1,11 @@
-"""How each rule's best learning rate moves with d_k, against the equivalence's prediction.
+"""How each rule's best learning rate moves with d_k, against two predictions.
 
 The best rate of every (optimiser, d_k, rule) of the tuned sweeps (``run_tuning``), taken
 between grid points: the vertex of a parabola through the log loss at the best rate and
-its two neighbours. The prediction: a rule whose factor is d_k^a times 1/sqrt(d_k) should
-have a best rate d_k^(-a/2) (Adam) or d_k^(-a) (SGD) times 1/sqrt(d_k)'s, if only W_Q and
-W_K's rate mattered and the different initialisation did not
-(``sdpa.studies.predicted_lr_exponent``).
+its two neighbours. Relative to the 1/sqrt(d_k) rule's best rate, it should move as
+d_k^e, with e given by what the best rate keeps the same from one rule to the next
+(``sdpa.studies.predicted_lr_exponent``): W_Q and W_K's relative speed ("weights"), or
+the logits' speed ("logits").
 """
 
 
@@ -14,7 +14,7 @@ import numpy as np
 import sdpa
 from sdpa.attention import Scale
 from sdpa.plots import SCALE_COLORS
-from sdpa.studies import Tuning, predicted_lr_exponent, run_tuning
+from sdpa.studies import INVARIANTS, Tuning, predicted_lr_exponent, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
 TUNING = Tuning()
@@ -26,7 +26,7 @@ def slope(d_ks, values):
 
 
 def transfer(tuning):
-    """Per optimiser and rule: the best rate at each d_k, its slopes and the prediction."""
+    """Per optimiser and rule: the best rate at each d_k, its slopes and the predictions."""
     tuned = run_tuning(tuning)
     rows = []
     for optimizer in tuning.optimizers:
@@ -38,7 +38,7 @@ def transfer(tuning):
                 "optimizer": optimizer, "rule": rule, "best": best[rule], "ratio": ratio,
                 "slope": slope(tuning.d_ks, best[rule]),
                 "relative_slope": slope(tuning.d_ks, ratio),
-                "predicted": predicted_lr_exponent(optimizer, rule),
+                "predicted": {i: predicted_lr_exponent(optimizer, rule, i) for i in INVARIANTS},
             })
     return rows
 
@@ -46,33 +46,40 @@ def transfer(tuning):
 result = transfer(TUNING)
 d_ks = list(TUNING.d_ks)
 at = {(r["optimizer"], r["rule"]): r for r in result}
+LABELS = {"weights": "W_Q, W_K speed", "logits": "logit speed"}
+STYLES = {"weights": "--", "logits": ":"}
+
+
+def predicted(r, invariant):
+    return "—" if r["rule"] is Scale.INV_SQRT else f"{r['predicted'][invariant]:+g}"
 
 
 print(
     sdpa.markdown_table(
         ["optimiser", "scaling", *[f"best rate, d_k = {d}" for d in d_ks],
-         "slope of the best rate", "slope relative to 1/√d_k", "predicted"],
+         "slope of the best rate", "slope relative to 1/√d_k",
+         *[f"predicted: same {LABELS[i]}" for i in INVARIANTS]],
         [(OPTIMIZER_LABELS[r["optimizer"]], r["rule"].label, *r["best"], r["slope"],
           "—" if r["rule"] is Scale.INV_SQRT else r["relative_slope"],
-          "—" if r["rule"] is Scale.INV_SQRT else f"{r['predicted']:+g}")
+          *[predicted(r, i) for i in INVARIANTS])
          for r in result],
         caption="Best rates between grid points (vertex of a parabola in log rate through "
         "the best grid point and its neighbours; the grid point itself when a neighbour "
         f"diverged). Slopes: least-squares fits of log rate against log d_k over d_k = "
         f"{', '.join(map(str, d_ks))}; 'relative' divides by the 1/√d_k rule's best rate "
-        "first. Predicted: the relative slope if only W_Q and W_K's rate mattered.",
+        "first. Predicted: the relative slope if the best rate keeps W_Q and W_K's "
+        "relative speed the same, or the logits' speed.",
     )
 )
 
 figure = sdpa.Figure(
     "tuning-transfer",
     caption="Each rule's best learning rate divided by the 1/√d_k rule's, against d_k. "
-    "Markers: measured (vertex estimates). Dashed: the prediction d_k^e from the "
-    "equivalence (e = −1/4 and +1/4 under Adam, −1/2 and +1/2 under SGD), which assumes "
-    "that only W_Q and W_K's learning rate matters and ignores the different "
-    "initialisation.",
-    alt="Two log-log panels. Under SGD the unscaled rule's relative best rate falls with d_k "
-    "roughly along its predicted line; under Adam it stays roughly flat instead of falling.",
+    "Markers: measured (vertex estimates). Dashed: the prediction if the best rate keeps "
+    "W_Q and W_K's relative speed (d_k^0 and d_k^0 under Adam, d_k^−1/2 and d_k^+1/2 under "
+    "SGD); dotted: if it keeps the logits' speed (d_k^∓1/2 under Adam, d_k^∓1 under SGD).",
+    alt="Two log-log panels. The unscaled rule's relative best rate stays roughly flat under "
+    "Adam and falls with d_k under SGD, near the dashed lines of the first prediction.",
     ncols=2,
     size=(7.8, 3.3),
     sharey=True,
@@ -82,12 +89,15 @@ with figure as panels:
         for rule in TUNING.rules:
             r, color = at[(optimizer, rule)], sdpa.PALETTE[SCALE_COLORS[rule]]
             ax.plot(d_ks, r["ratio"], "o-", color=color, label=f"{rule.label}: measured")
-            if rule is not Scale.INV_SQRT:
-                ax.plot(d_ks, [d ** r["predicted"] for d in d_ks], "--", color=color,
-                        label=f"{rule.label}: predicted, d_k^{r['predicted']:+g}")
+            if rule is Scale.INV_SQRT:
+                continue
+            for invariant in INVARIANTS:
+                e = r["predicted"][invariant]
+                ax.plot(d_ks, [d ** e for d in d_ks], STYLES[invariant], color=color, lw=1,
+                        label=f"{rule.label}: same {LABELS[invariant]}, d_k^{e:+g}")
         ax.set(xscale="log", yscale="log", xlabel="d_k", title=OPTIMIZER_LABELS[optimizer])
         ax.set_xticks(d_ks, [str(d) for d in d_ks], minor=False)
         ax.minorticks_off()
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6.5)
     panels[0].set_ylabel("best rate / best rate of 1/√d_k")
 print(figure.html)

@@ -76,18 +76,32 @@ def on_post_page(output: str, page, config) -> str:
 
 def _figure(match: re.Match, folder: Path) -> str:
     name, body = match.group("name"), match.group("body")
+    made = _made(name, body)
+    if made is None:
+        return match.group(0)  # not made by sdpa.Figure: leave it as it is
+    html, svg, csv = made
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.svg").write_text(svg, encoding="utf-8")
+    (folder / f"{name}.csv").write_text(csv, encoding="utf-8")
+    return html
+
+
+@functools.lru_cache(maxsize=256)
+def _made(name: str, body: str) -> tuple[str, str, str] | None:
+    """The figure ``name`` as the page shows it, its SVG download and its CSV; None when
+    ``body`` was not made by ``sdpa.Figure``. A pure function of the figure's HTML, so
+    ``mkdocs serve`` reuses it on every rebuild where the figure did not change (a clean
+    build themes each figure once)."""
     data = DATA.search(body)
     svgs = SVG.findall(body)
     if data is None or not svgs:
-        return match.group(0)  # not made by sdpa.Figure: leave it as it is
+        return None
     drawings = [markup.parse(svg) for svg in svgs]
     for drawing in drawings:
         for title in drawing.iter("title"):
             title.text = readable(title.text or "")
         _compact(drawing)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.svg").write_text(_standalone(markup.write(drawings[0])), encoding="utf-8")
-    (folder / f"{name}.csv").write_text(data.group("csv"), encoding="utf-8")
+    download = _standalone(markup.write(drawings[0]))
     body = re.sub(r"<figcaption>.*?</figcaption>", lambda m: _outside_code(m[0], readable), DATA.sub("", body),
                   flags=re.S)
     links = (f' <span class="sdpa-downloads">Download: <a href="{FOLDER}/{name}.svg" download>'
@@ -96,7 +110,7 @@ def _figure(match: re.Match, folder: Path) -> str:
     # The first SVG is the wide layout, a second one the stacked copy for phones.
     inline = iter(_themed(drawing, f"{name}-narrow" if i else name) for i, drawing in enumerate(drawings))
     body = SVG.sub(lambda _: next(inline), body)
-    return f'{_OPEN} id="{FIGURE_ID_PREFIX}{name}">{body}</figure>'
+    return f'{_OPEN} id="{FIGURE_ID_PREFIX}{name}">{body}</figure>', download, data.group("csv")
 
 
 def _outside_code(html: str, change) -> str:

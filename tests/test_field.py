@@ -105,21 +105,24 @@ def test_causal_rows_saturate_by_position(run_snippet):
         first, two_four, five_16, mid, late = curve["bins"]
         assert first["one_hot"] == 1.0 and first["effective_keys"] == pytest.approx(1.0)
         if rule is Scale.INV_SQRT:
-            assert all(b["one_hot"] == 0.0 for b in curve["bins"][1:]), "none after position 1"
-            # keys in play: about 65% of the 64 visible keys at 17-64, 62% at 65-256
-            assert mid["keys_share"] == pytest.approx(0.65, abs=0.02)
-            assert late["keys_share"] == pytest.approx(0.625, abs=0.01)
+            # two keys make a one-hot row one time in a thousand: under 1% at 2-4, none later
+            assert two_four["one_hot"] < 0.01
+            assert all(b["one_hot"] == 0.0 for b in curve["bins"][2:]), "none after position 4"
+            # keys in play: about 65% of the visible keys at 17-64, 62% at 65-256
+            assert mid["keys_share"] == pytest.approx(0.65, abs=0.01)
+            assert late["keys_share"] == pytest.approx(0.625, abs=0.006)
         else:
             shares = [b["one_hot"] for b in curve["bins"]]
             assert shares == sorted(shares, reverse=True), "fewer one-hot rows at later positions"
             assert late["effective_keys"] < 2.0, "fewer than two keys in play even at 65-256"
     none64, none128 = result[64, Scale.NONE]["bins"], result[128, Scale.NONE]["bins"]
-    # 48 sequences: a bin's share moves by up to 0.1 for 2-4, 0.04 for 5-16, 0.02 after
-    assert none64[1]["one_hot"] == pytest.approx(0.55, abs=0.15)
-    assert none128[1]["one_hot"] == pytest.approx(0.68, abs=0.12)
-    assert none64[3]["one_hot"] == pytest.approx(0.23, abs=0.025), "near the survey's 64 keys"
-    assert none64[4]["one_hot"] == pytest.approx(0.155, abs=0.015)
-    assert none128[4]["one_hot"] == pytest.approx(0.29, abs=0.02)
+    # 64 sequences: over 20 seed offsets a bin's share moved by +-0.1 at 2-4 (rows that share
+    # their first keys are not independent), +-0.01 from 17 on
+    assert none64[1]["one_hot"] == pytest.approx(0.6, abs=0.14), "roughly 60%"
+    assert none128[1]["one_hot"] == pytest.approx(0.7, abs=0.11), "about 70%"
+    assert none64[3]["one_hot"] == pytest.approx(0.23, abs=0.02), "near the survey's 64 keys"
+    assert none64[4]["one_hot"] == pytest.approx(0.153, abs=0.012)
+    assert none128[4]["one_hot"] == pytest.approx(0.29, abs=0.012)
 
 
 def test_rotary_keeps_norms_and_the_spread(run_snippet):

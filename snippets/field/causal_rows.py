@@ -15,7 +15,7 @@ from sdpa.attention import Scale, random_qk, scores
 from sdpa.variants import causal
 
 generator = sdpa.seed(31)
-N_POSITIONS, N_SEQUENCES = 256, 48
+N_POSITIONS, N_SEQUENCES = 256, 64
 DIMS = [64, 128]
 RULES = [Scale.NONE, Scale.INV_SQRT]
 BINS = [(1, 1), (2, 4), (5, 16), (17, 64), (65, 256)]
@@ -49,13 +49,13 @@ figure = sdpa.Figure(
     "field-causal-rows",
     caption="Left: the share of one-hot rows (largest weight above 0.99) at each position of "
     f"a causal head, over {N_SEQUENCES} sequences. Right: the median number of keys in play; "
-    "the dotted line is every visible key. The first rows are one-hot whatever the scale, "
-    "since they hold one or two keys; unscaled rows stay few-key at every position, and "
-    "scaled rows keep a steady share of their keys.",
+    "the dotted line is every visible key. The first row is one-hot whatever the scale, "
+    "since it holds one key; unscaled rows stay few-key at every position, and scaled rows "
+    "keep a steady share of their keys.",
     alt="Two panels against the position in the sequence, 1 to 256, log scale. One-hot share: "
-    "unscaled curves start at 100% and fall slowly towards 20-30%; scaled curves drop from 100% "
-    "at position 1 to zero by position 2. Keys in play: scaled curves rise in proportion to the "
-    "position, unscaled curves stay between one and two keys.",
+    "unscaled curves start at 100% and fall slowly to about 15-30%; scaled curves drop from "
+    "100% at position 1 to about zero by position 2. Keys in play: scaled curves rise in "
+    "proportion to the position, unscaled curves stay between one and two keys.",
     ncols=2,
     size=(7.6, 3.1),
 )

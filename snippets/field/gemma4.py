@@ -43,11 +43,12 @@ result = gemma4_heads(generator)
 
 print(
     sdpa.markdown_table(
-        ["d_head", "logit factor", "largest |mean square − 1| after the norm", "std of logits",
-         "√d_head", "one-hot rows", "median keys in play"],
-        [(r["d_head"], r["scale"], f"{r['q_mean_square']:.1e}", r["logit_std"],
-          math.sqrt(r["d_head"]), f"{r['one_hot']:.1%}", r["effective_keys"]) for r in result],
-        align="rlrrrrr",
+        ["d_head", "logit factor", "largest |mean square − 1| after the norm",
+         "std of logits (√d_head · factor)", "one-hot rows", "median keys in play"],
+        [(r["d_head"], r["scale"], f"{r['q_mean_square']:.1e}",
+          f"{sdpa.fmt(r['logit_std'])} ({sdpa.fmt(math.sqrt(r['d_head']) * r['factor'])})",
+          f"{r['one_hot']:.1%}", r["effective_keys"]) for r in result],
+        align="rlrrrr",
         caption=f"{KEY_SETS * N_QUERIES} rows of {N_KEYS} keys per line; q and k components "
         "of variance 1/3 before the norm, RMSNorm with unit gains after it (ε = 10⁻⁶).",
     )

@@ -72,23 +72,31 @@ def gpt_neo_heads(generator):
 
 
 result = gpt_neo_heads(generator)
-ARMS = {"hf": "no factor, N(0, 0.02²) (Hugging Face from scratch)",
-        "mesh": "no factor, W_Q folded (Mesh TensorFlow, the released runs)",
-        "gpt2": "1/√d_head, N(0, 0.02²) (GPT-2 style)",
-        "unit": "no factor, unit-variance q, k (the site's unscaled head)"}
+ARMS = {"hf": "no factor, all weights N(0, 0.02²): Hugging Face, from scratch",
+        "mesh": "no factor, W_Q folded: Mesh TensorFlow, the released runs",
+        "gpt2": "1/√d_head, all weights N(0, 0.02²): GPT-2 style",
+        "unit": "no factor, unit-variance q and k: the site's unscaled head"}
+cells = {(r["model"], r["arm"]): r for r in result}
+
+
+def cell(r):
+    return (f"{sdpa.fmt(r['logit_std'])} ({sdpa.fmt(r['predicted_std'])}) · "
+            f"{r['one_hot']:.0%} · {sdpa.fmt(r['effective_keys'])}")
+
 
 print(
     sdpa.markdown_table(
-        ["model", "d_model / heads = d_head", "head", "std of logits", "predicted",
-         f"one-hot rows ({N_KEYS} keys)", "median keys in play"],
-        [(r["model"], f"{r['d_model']} / {r['heads']} = {r['d_head']}", ARMS[r["arm"]],
-          r["logit_std"], r["predicted_std"], f"{r['one_hot']:.1%}", r["effective_keys"])
-         for r in result],
-        align="llrrrrr",
-        caption=f"{N_HEADS} heads per row, {N_TOKENS} queries against {N_TOKENS} keys each. "
-        "Predicted: √d_head · (d_model σ²) for Hugging Face's N(0, σ²) with σ = 0.02, "
+        ["head", *(f"{name} ({d_model}/{heads} = {d_model // heads} per head)"
+                   for name, d_model, heads in MODELS)],
+        [("d_model σ², σ = 0.02", *(sdpa.fmt(d_model * SIGMA**2) for _, d_model, _ in MODELS)),
+         *((label, *(cell(cells[name, arm]) for name, _, _ in MODELS))
+           for arm, label in ARMS.items())],
+        align="lrrr",
+        caption="Each cell: the logits' standard deviation (its prediction) · the share of "
+        f"one-hot rows · the median keys in play, over {N_HEADS} heads of {N_TOKENS} queries "
+        f"against {N_TOKENS} keys. Predicted: √d_head · d_model σ² for N(0, σ²) weights, "
         "d_model σ² with the 1/√d_head factor, 1 for the folded initialisation, √d_head for "
-        f"unit variance. One-hot: largest weight above 0.99, over rows of the first {N_KEYS} "
-        "keys; keys in play: exp(entropy) of a row.",
+        f"unit variance. One-hot: largest weight above 0.99, in rows of the first {N_KEYS} "
+        "keys; keys in play: e^entropy of such a row.",
     )
 )

@@ -39,14 +39,15 @@ result = mla_scales()
 print(
     sdpa.markdown_table(
         ["rope_factor s", "mscale² = (0.1 ln s + 1)²", "softmax_scale", "keys",
-         "std of logits", "one-hot rows", "median keys in play", "share of keys"],
-        [(r["rope_factor"], r["multiplier"], f"{r['scale']:.4f}", r["n_keys"],
-          r["logit_std"], f"{r['one_hot']:.1%}", r["effective_keys"],
-          f"{r['effective_share']:.0%}") for r in result],
-        align="rrrrrrrr",
+         "std of logits", "median keys in play (share)"],
+        [(r["rope_factor"], f"{r['multiplier']:.3f}", f"{r['scale']:.4f}", r["n_keys"],
+          r["logit_std"], f"{sdpa.fmt(r['effective_keys'])} ({r['effective_share']:.0%})")
+         for r in result],
+        align="rrrrrr",
         caption=f"q·k over {QK_HEAD_DIM} unit-variance components, {survey.N_ROWS} rows per "
         f"line, times softmax_scale = {QK_HEAD_DIM}^-1/2 · mscale². s = 1 is the trained "
         f"context (no YaRN); √{QK_HEAD_DIM} · {QK_HEAD_DIM}^-1/2 = 1, so the std is the "
-        "multiplier. Keys in play: exp(entropy) of a row.",
+        "multiplier. Keys in play: e^entropy of a row. No row is one-hot (largest weight above "
+        f"0.99) in any line: {max(r['one_hot'] for r in result):.0%} at most.",
     )
 )

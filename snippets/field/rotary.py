@@ -46,13 +46,16 @@ result = rotary_spread(generator)
 
 print(
     sdpa.markdown_table(
-        ["d_k", "offset", "std of q·k", "std of q·R k", "√d_k", "largest norm change",
-         "q = k: mean q·R q / d_k", "its expectation, mean cos(offset θ_j)"],
-        [(r["d_k"], r["offset"], r["std_plain"], r["std_rotary"], math.sqrt(r["d_k"]),
-          f"{r['norm_change']:.1e}", r["same_mean"], r["same_predicted"]) for r in result],
-        align="rrrrrrrr",
+        ["d_k", "offset", "std of q·R k (√d_k)", "largest norm change",
+         "q = k: mean q·R q / d_k (mean cos(offset θ_j))"],
+        [(r["d_k"], r["offset"], f"{sdpa.fmt(r['std_rotary'])} ({sdpa.fmt(math.sqrt(r['d_k']))})",
+          f"{r['norm_change']:.1e}",
+          f"{sdpa.fmt(r['same_mean'])} ({sdpa.fmt(r['same_predicted'])})") for r in result],
+        align="rrrrr",
         caption=f"{N_PAIRS:,} (q, k) pairs per line with unit-variance components, keys at "
-        "random positions below 4096, queries `offset` positions later; base 10,000, Llama's "
-        "half-split layout. Norm change: the largest |‖R q‖ − ‖q‖| / ‖q‖ (float32 rounding).",
+        "random positions below 4096, queries offset positions later; base 10,000, Llama's "
+        "half-split layout. Without rotation the same pairs give a std of "
+        + " and ".join(sdpa.fmt(r["std_plain"]) for r in result if r["offset"] == 0)
+        + ". Norm change: the largest |‖R q‖ − ‖q‖| / ‖q‖ (float32 rounding).",
     )
 )

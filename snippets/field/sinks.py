@@ -49,13 +49,13 @@ result = with_sinks()
 print(
     sdpa.markdown_table(
         ["d_k", "factor", "sink logit taking half: median (10%–90%)",
-         *(f"sink's share, s = {s:g}" for s in SINKS), "entropy, no sink",
-         *(f"entropy, s = {s:g}" for s in SINKS)],
+         "sink's share at s = " + " / ".join(f"{s:g}" for s in SINKS), "entropy, no sink",
+         "entropy at s = " + " / ".join(f"{s:g}" for s in SINKS)],
         [(r["d_k"], r["rule"].label,
           f"{r['half_sink_median']:.2f} ({r['half_sink_q10']:.1f}–{r['half_sink_q90']:.1f})",
-          *(f"{r[f'sink_share_{s:g}']:.1%}" for s in SINKS), r["entropy"],
-          *(r[f"entropy_{s:g}"] for s in SINKS)) for r in result],
-        align="rlr" + "r" * (2 * len(SINKS) + 1),
+          " / ".join(f"{r[f'sink_share_{s:g}']:.1%}" for s in SINKS), r["entropy"],
+          " / ".join(sdpa.fmt(r[f"entropy_{s:g}"]) for s in SINKS)) for r in result],
+        align="rlrrrr",
         caption=f"{survey.N_ROWS} rows of 64 keys per line. The sink logit taking half is the "
         "row's logsumexp. Shares are means over rows; entropies (nats) are over the keys and "
         f"the sink together, means over rows; log 64 = {math.log(64):.2f} for a uniform row.",

@@ -63,12 +63,14 @@ def test_production_table(run_snippet):
     for r in rows.values():
         if not r["head_dim_given"]:
             assert r["head_dim"] * r["heads"] == r["d_model"]
-        assert r["logit_std"] == pytest.approx(r["scale_times_sqrt_d"] if r["model"] != "T5 base" else 1.0, rel=0.03)
+        assert r["logit_std"] == pytest.approx(1.0 if r["folded"] else r["scale_times_sqrt_d"], rel=0.03)
     assert sum(r["head_dim"] == 128 for r in rows.values()) >= 6, "most use head dimension 128"
     assert rows["Gemma 2 27B"]["scale"] == pytest.approx(144**-0.5)
     assert rows["Gemma 3 27B"]["scale"] == pytest.approx(168**-0.5)
     assert rows["Grok-1"]["scale"] == pytest.approx(0.08838834764831845)
     assert rows["T5 base"]["scale"] == 1.0
+    assert rows["GPT-Neo 1.3B"]["scale"] == 1.0 and rows["GPT-Neo 1.3B"]["folded"]
+    assert (rows["GPT-Neo 1.3B"]["head_dim"], rows["GPT-Neo 1.3B"]["heads"]) == (128, 16)
 
 
 def test_layernorm_does_not_remove_the_growth(run_snippet):

@@ -23,6 +23,11 @@ MODELS = [
      "[arXiv 2005.14165](https://arxiv.org/abs/2005.14165), table 2.1"),
     ("T5 base", 768, 12, 64, "1 (none)", None, "init std of W_Q (d_model·d_kv)^-1/2",
      f"[modeling_t5.py]({HF}/t5/modeling_t5.py)"),
+    ("GPT-Neo 1.3B", 2048, 16, None, "1 (none)", None,
+     "init std of W_Q (d_model·d_head)^-1/2 (Mesh TensorFlow)",
+     f"[modeling_gpt_neo.py]({HF}/gpt_neo/modeling_gpt_neo.py), "
+     "[EleutherAI/gpt-neo](https://github.com/EleutherAI/gpt-neo); "
+     "[field](field.md#gpt-neo-no-factor-in-the-forward-pass)"),
     ("Llama 3 8B", 4096, 32, None, "1/sqrt(head_dim)", None, "none",
      "[arXiv 2407.21783](https://arxiv.org/abs/2407.21783), table 3"),
     ("Gemma 2 9B", 3584, 16, 256, "query_pre_attn_scalar = 256", 50.0,
@@ -63,13 +68,15 @@ def table(generator):
         d = head_dim or d_model // heads
         c = scale_of(rule, d)
         q, k = random_qk(SAMPLES, SAMPLES, d, generator, device=sdpa.device())
-        if rule == "1 (none)":  # T5 puts the factor into W_Q's init: q components have variance 1/d
+        folded = rule == "1 (none)"  # T5, GPT-Neo: the factor is in W_Q's init, Var(q_i) = 1/d
+        if folded:
             q = q / math.sqrt(d)
         z = c * (q * k).sum(-1)  # SAMPLES independent (q, k) pairs
         if cap:
             z = softcap(z, cap)
         rows.append({"model": name, "d_model": d_model, "heads": heads, "head_dim": d,
                      "head_dim_given": head_dim is not None, "rule": rule, "scale": c,
+                     "folded": folded,
                      "scale_times_sqrt_d": c * math.sqrt(d), "logit_std": z.std().item(),
                      "stabiliser": stabiliser, "source": source})
     return rows
@@ -89,7 +96,8 @@ print(
         "<code>query_pre_attn_scalar</code> makes it differ from 1 where that scalar is not the "
         f"head dimension. The logit std is measured on {SAMPLES:,} independent (q, k) pairs per "
         "row with "
-        "unit-variance components (for T5, q's components have variance 1/d_kv, as its W_Q "
-        "initialisation gives on unit-variance inputs), after the soft cap where there is one.",
+        "unit-variance components (for T5 and GPT-Neo, q's components have variance 1/head dim, "
+        "as their W_Q initialisation gives on unit-variance inputs), after the soft cap where "
+        "there is one.",
     )
 )

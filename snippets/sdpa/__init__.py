@@ -11,6 +11,8 @@
   with typed, memoised results; ``sdpa.studies``: each page's named experiments built on
   them; ``sdpa.plots``: the drawing those pages share;
 * ``sdpa.survey``: attention at initialisation, measured once;
+* ``sdpa.variants``: what other models change in attention (causal masks, sink logits,
+  differential attention, rotary embeddings, YaRN's mscale);
 * ``sdpa.runtime``, ``sdpa.figures``, ``sdpa.tables``: device, seeds and the memo, SVG
   figures, Markdown tables; ``sdpa.env`` and ``sdpa.style``: the environment variables
   and the figures' colours and markup, in modules that import neither torch nor

@@ -16,6 +16,7 @@ library name the snippet uses (``from sdpa.x import a``, or ``import sdpa`` and 
 from __future__ import annotations
 
 import ast
+import hashlib
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from sitebuild.fences import executed_fences
 
 PACKAGE = "sdpa"
 SECTION = "code/index.md"  # the nav entry whose section lists the modules
+_USES_LINES: dict[tuple[str, str, str], str] = {}  # see Library.uses_line
 
 
 @dataclass
@@ -138,6 +140,9 @@ class Library:
         base = next((base for base in bases if (base / PACKAGE / "__init__.py").is_file()), None)
         paths = sorted((base / PACKAGE).rglob("*.py")) if base else []
         self.modules = {module.name: module for module in (Module.read(base, path) for path in paths)}
+        #: What the links depend on: every module's file and text (see :meth:`uses_line`).
+        texts = [(path.as_posix(), path.read_bytes()) for path in paths]
+        self.digest = hashlib.sha256(repr(texts).encode()).hexdigest()
 
     def locate(self, module: str, name: str, depth: int = 0) -> tuple[Module, str] | None:
         """Where ``name``, as imported from ``module``, is defined: a module and the anchor
@@ -187,7 +192,17 @@ class Library:
                       key=lambda use: (use[1].name, order[use[1].name].get(use[2], -1), use[0]))
 
     def uses_line(self, source: str, page: str) -> str:
-        """A Markdown line linking the library names ``source`` uses, from page ``page``."""
+        """A Markdown line linking the library names ``source`` uses, from page ``page``.
+
+        Remembered per process by the library's :attr:`digest`, the source and the page:
+        ``mkdocs serve`` reads the same library again on every rebuild, and an edit to
+        neither changes no line."""
+        key = (self.digest, source, page)
+        if key not in _USES_LINES:
+            _USES_LINES[key] = self._uses_line(source, page)
+        return _USES_LINES[key]
+
+    def _uses_line(self, source: str, page: str) -> str:
         links = []
         for label, module, anchor in self.uses(source):
             target = posixpath.relpath(module.page, posixpath.dirname(page) or ".")

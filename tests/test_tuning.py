@@ -205,11 +205,9 @@ def test_the_unscaled_head_fits_invariant_w_under_both_optimisers(transfer):
     assert all(1 / 2 < ratio < 2 for ratio in adam["ratio"]), "within a factor of two of 1/sqrt"
 
 
-def test_sgd_unscaled_best_rate_falls_with_dk_but_stays_above_the_prediction(transfer):
+def test_sgd_unscaled_best_rate_falls_with_dk(transfer):
     r = transfer[("sgd", NONE)]
-    predicted = [d ** r["predicted"]["weights"] for d in D_KS]
     assert at(r["ratio"], 256) / at(r["ratio"], 16) < 1 / 1.5  # falls by at least 1.5x (1.6-2.5x)
-    assert all(m > p for m, p in zip(r["ratio"], predicted))  # stays above d_k^(-1/2)
     assert -0.75 < r["relative_slope"] < -0.15
 
 

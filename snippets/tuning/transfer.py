@@ -75,13 +75,15 @@ print(
 figure = sdpa.Figure(
     "tuning-transfer",
     caption="Each rule's best learning rate divided by the 1/√d_k rule's, against d_k. "
-    "Markers: measured (vertex estimates). Dashed: the prediction if the best rate keeps "
-    "W_Q and W_K's relative speed (d_k^0 and d_k^0 under Adam, d_k^−1/2 and d_k^+1/2 under "
-    "SGD); dotted: if it keeps the logits' speed (d_k^∓1/2 under Adam, d_k^∓1 under SGD).",
+    "Markers: measured (vertex estimates). Lines: the predicted slopes, drawn through the "
+    "measured ratio at d_k = 16 (no invariant fixes the constant). Dashed: if the best rate "
+    "keeps W_Q and W_K's relative speed (d_k^0 for both rules under Adam; d_k^−1/2 for none "
+    "and d_k^+1/2 for 1/d_k under SGD); dotted: if it keeps the logits' speed (d_k^−1/2 and "
+    "d_k^+1/2 under Adam, d_k^−1 and d_k^+1 under SGD).",
     alt="Two log-log panels. The unscaled rule's relative best rate stays roughly flat under "
     "Adam and falls with d_k under SGD, near the dashed lines of the first prediction.",
     ncols=2,
-    size=(7.8, 3.3),
+    size=(7.8, 4.0),
     sharey=True,
 )
 with figure as panels:
@@ -91,13 +93,15 @@ with figure as panels:
             ax.plot(d_ks, r["ratio"], "o-", color=color, label=f"{rule.label}: measured")
             if rule is Scale.INV_SQRT:
                 continue
-            for invariant in INVARIANTS:
+            for invariant in INVARIANTS:  # a slope, drawn through the measured ratio at 16
                 e = r["predicted"][invariant]
-                ax.plot(d_ks, [d ** e for d in d_ks], STYLES[invariant], color=color, lw=1,
-                        label=f"{rule.label}: same {LABELS[invariant]}, d_k^{e:+g}")
+                start = r["ratio"][0] / d_ks[0] ** e
+                ax.plot(d_ks, [start * d ** e for d in d_ks], STYLES[invariant], color=color, lw=1,
+                        label=f"{rule.label}: predicted, same {LABELS[invariant]}")
         ax.set(xscale="log", yscale="log", xlabel="d_k", title=OPTIMIZER_LABELS[optimizer])
         ax.set_xticks(d_ks, [str(d) for d in d_ks], minor=False)
         ax.minorticks_off()
-        ax.legend(fontsize=6.5)
     panels[0].set_ylabel("best rate / best rate of 1/√d_k")
+    handles, labels = panels[0].get_legend_handles_labels()
+    panels[0].figure.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=7)
 print(figure.html)

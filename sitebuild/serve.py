@@ -4,7 +4,8 @@ A rebuild under ``mkdocs serve`` takes every snippet's output from the snippet c
 (:mod:`sitebuild.cache`), but MkDocs still reads its configuration again, renders every
 page and indexes it for search. Most of that work repeats the last rebuild's on the
 same input. Under ``serve`` only (:func:`remember_across_rebuilds`, once per process),
-four steps remember their results, each keyed on every input it reads, so an output is
+five steps remember their results, each keyed on every input it reads (an installed
+package, which does not change while serving, aside), so an output is
 reused only where the step would have made it again byte for byte:
 
 * Material's search index: a page's entries, keyed on its URL, title, metadata, table
@@ -17,7 +18,9 @@ reused only where the step would have made it again byte for byte:
   with Jupytext, twice per build): keyed on the file's path and bytes and the plugin's
   patterns;
 * Jinja's compiled templates: an in-memory bytecode cache, keyed by Jinja on the
-  template's name and a checksum of its source.
+  template's name and a checksum of its source;
+* the list of an installed theme's files (Material's thousands of icons), walked once; the
+  project's own theme folder is listed anew on every rebuild.
 
 Besides, :func:`poll_often` has the server look for edits every 0.1 s instead of 0.5 s
 (MkDocs polls the watched folders; one look at ``docs/`` and ``snippets/`` costs under a
@@ -133,6 +136,42 @@ def remember_templates() -> None:
     Theme.get_env = get_env
 
 
+def remember_installed_theme_files() -> None:
+    """Jinja's ``FileSystemLoader.list_templates`` (MkDocs lists the theme's files on every
+    build: Material's folder holds thousands of icons) walks a folder of an installed
+    package once per process; the project's own theme folder (``custom_dir``) is walked
+    every time, so an override added while serving is found. The list is the same."""
+    import os
+    import sysconfig
+
+    from jinja2 import FileSystemLoader
+
+    installed = tuple(os.path.realpath(sysconfig.get_paths()[key]) + os.sep for key in ("purelib", "platlib"))
+    walked: dict[tuple[str, bool], list[str]] = {}
+
+    def templates(searchpath: str, followlinks: bool) -> list[str]:
+        found = []
+        for dirpath, _, filenames in os.walk(searchpath, followlinks=followlinks):
+            for filename in filenames:
+                template = os.path.join(dirpath, filename)[len(searchpath):].strip(os.sep).replace(os.sep, "/")
+                found.append(template[2:] if template[:2] == "./" else template)
+        return found
+
+    def list_templates(self) -> list[str]:
+        found: set[str] = set()
+        for searchpath in self.searchpath:
+            if not os.path.realpath(searchpath).startswith(installed):
+                found.update(templates(searchpath, self.followlinks))
+                continue
+            key = (searchpath, self.followlinks)
+            if key not in walked:
+                walked[key] = templates(searchpath, self.followlinks)
+            found.update(walked[key])
+        return sorted(found)
+
+    FileSystemLoader.list_templates = list_templates
+
+
 POLL_SECONDS = 0.1
 
 
@@ -156,3 +195,4 @@ def remember_across_rebuilds() -> None:
     remember_highlighting()
     remember_notebook_checks()
     remember_templates()
+    remember_installed_theme_files()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import markdown
 import pytest
 
@@ -45,3 +47,20 @@ def test_remembered_search_entries_follow_the_page(monkeypatch, changed):
     expected = SearchIndex()
     other_plain(expected, Page(html.replace("first", "other")) if changed == "content" else Page(html, "Another"))
     assert other.entries == expected.entries
+
+
+def test_remembered_theme_files_are_the_same_list_and_the_project_folder_is_read_anew(monkeypatch, tmp_path):
+    """Material's files are walked once; a template added to the project's own theme folder
+    while serving is still listed."""
+    import material
+    from jinja2 import FileSystemLoader
+
+    installed = str(Path(material.__file__).parent / "templates")
+    loader = FileSystemLoader([str(tmp_path), installed])
+    fresh = loader.list_templates()
+    monkeypatch.setattr(FileSystemLoader, "list_templates", FileSystemLoader.list_templates)
+    serve.remember_installed_theme_files()
+    assert loader.list_templates() == fresh
+    (tmp_path / "partials").mkdir()
+    (tmp_path / "partials" / "added.html").write_text("")
+    assert loader.list_templates() == sorted({*fresh, "partials/added.html"})

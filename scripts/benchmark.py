@@ -106,7 +106,9 @@ class Serve:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-        env.pop("SDPA_CACHE", None)  # serve's default: the cache on
+        from sdpa import env as names
+
+        env.pop(names.CACHE, None)  # serve's default: the cache on
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{self.port}"], cwd=REPO, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -37,6 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "snippets"))  # sdpa.env: the variables' names (no torch)
+
+from sdpa import env as names  # noqa: E402
+
 OUT = REPO / "bench" / "results" / "claims-sweep.md"
 MESSAGE_CHARS = 140
 
@@ -106,8 +110,8 @@ def run_offset(offset: int, profile: str, pytest_args: list[str], keep: Path) ->
         xml = Path(folder) / "junit.xml"
         command = [sys.executable, "-m", "pytest", "-m", "claims", "-p", "no:cacheprovider", "-q",
                    "--seed-offset", str(offset), f"--junitxml={xml}", *pytest_args]
-        env = {**os.environ, "SDPA_PROFILE": profile}
-        env.pop("SDPA_CACHE", None)  # never read another offset's (or the build's) cached output
+        env = {**os.environ, names.PROFILE: profile}
+        env.pop(names.CACHE, None)  # never read another offset's (or the build's) cached output
         start = time.perf_counter()
         try:
             proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)

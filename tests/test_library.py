@@ -131,7 +131,7 @@ def test_batched_training_equals_the_loop_and_is_deterministic(monkeypatch, opti
     """Members trained one by one by the plain loop (``sdpa.training.train``, through
     ``train_member``) match the ensemble of ``run_recall``: the loss at every step, and
     every weight at the end."""
-    monkeypatch.setenv("SDPA_DEVICE", "cpu")
+    monkeypatch.setenv(env.DEVICE, "cpu")
     arms = (Arm(Scale.NONE), Arm(Scale.INV, lr_q=0.5, learn_scale=True),
             Arm(Scale.INV_SQRT, init="default", k_init=2.0))
     experiment = RecallExperiment(d_k=16, d_model=16, n_pairs=4, batch=8, steps=6,
@@ -207,7 +207,7 @@ def test_lr_sensitivity_definition():
 def test_batched_gpt_sweep_equals_separate_runs(monkeypatch, config):
     """A member of a sweep follows its own run: a plain model trained by the plain loop
     (``sdpa.training.train``, through ``sdpa.gpt.train_member``)."""
-    monkeypatch.setenv("SDPA_DEVICE", "cpu")
+    monkeypatch.setenv(env.DEVICE, "cpu")
     sweep = GPTSweep(arms=(GPTConfig(qk_norm="rms"), config), lrs=(3e-3, 3e-2), seeds=(0, 1),
                      steps=6)
     history = run_gpt.__wrapped__(sweep)

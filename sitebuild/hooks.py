@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # MkDocs loads this file by path; the package sits beside it
     sys.path.insert(0, str(REPO))
 
-from sitebuild import code_pages, notebook, serve  # noqa: E402
+from sitebuild import code_pages, notebook, report, serve  # noqa: E402
 from sitebuild.fences import FenceCheckExtension  # noqa: E402
 from sitebuild.math import MathMLExtension  # noqa: E402
 from sitebuild.runner import SnippetRunner  # noqa: E402
@@ -79,6 +79,8 @@ def on_pre_page(page, config, files):
 
 def on_page_content(html: str, page, config, files) -> str:
     _runner.report_failures()
+    if page.file.src_uri in _runner.profiles:  # say which size of experiments made the page
+        html += report.profile_note(_runner.profiles[page.file.src_uri], page.file.src_uri)
     # MkDocs collects a page's ids before Markdown postprocessors add theirs (the numbered
     # equations of sitebuild/math.py): give it every id of the finished page, so that links
     # to them are checked, not reported as broken.

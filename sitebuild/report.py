@@ -54,3 +54,18 @@ class BuildReport:
         total = round(sum(entry["seconds"] for entry in self.snippets if not entry["cached"]), 3)
         report = {"snippets": self.snippets, "total_seconds": total, "notebooks": self.notebooks}
         Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))
+
+
+def profile_note(profile: str, page: str) -> str:
+    """The line closing a page whose snippets ran: which profile sized its experiments.
+
+    ``page`` is the page's source path (``docs/``-relative), for the link to the report.
+    """
+    depth = page.count("/") + (0 if page in ("index.md", "index.py") or page.endswith("/index.md") else 1)
+    report_url = "../" * depth + "build-report/"
+    sizes = ("the quick profile, the experiment sizes for a CPU build: a verdict marked "
+             "<em>full profile</em> is established only by the full build, the published site's"
+             if profile == "quick" else
+             "the full profile, the experiment sizes the published site is built with")
+    return (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the '
+            f'site was built, with {sizes} (<a href="{report_url}">build report</a>).</p>\n')

@@ -151,6 +151,7 @@ class SnippetRunner:
         self.page = ""
         self.failures: list[SnippetFailure] = []
         self.report = BuildReport()
+        self.profiles: dict[str, str] = {}  # page -> the profile its snippets ran with
         self.pool: pool.Pool | None = None
         self.jobs: dict[str, PageJob] = {}
         self._last: Outcome | None = None  # the last fence's run
@@ -226,12 +227,14 @@ class SnippetRunner:
         entry = cache.load(key) if key else None
         if entry is not None:  # the fence's HTML as the last build made it
             self.report.add(self.page, snippet, entry["html"], entry["seconds"], entry["runtime"], cached=True)
+            self.profiles[self.page] = entry["runtime"][2]
             return entry["html"]
         failures = len(self.failures)
         output = markdown_exec_adapter.render(source, options, md, self._run)
         last, where = self._last, self._where
         self.report.add(self.page, snippet, output, last.seconds, last.runtime, cached=where == "cache",
                         worker=where == "worker")
+        self.profiles[self.page] = last.runtime[2]
         if key and len(self.failures) == failures:
             cache.store(key, {"snippet": snippet, "html": str(output), "seconds": last.seconds,
                               "runtime": last.runtime})

@@ -56,9 +56,23 @@ def pytest_configure(config):
         "markers", "site: needs the whole site built (set by conftest.py on every test that uses "
         f"{' or '.join(sorted(SITE_FIXTURES))}); `pytest -m 'not site'` is the fast tier",
     )
+    config.addinivalue_line(
+        "markers", "profiles(*names): a claim that only these profiles' experiment sizes support "
+        "(`quick`, `full`); under another profile (SDPA_PROFILE) it is skipped with the reason",
+    )
     offset = config.getoption("--seed-offset")
     if offset is not None:  # set before any snippet runs; child processes inherit it
         os.environ[SEED_OFFSET_ENV] = str(offset)
+
+
+def pytest_runtest_setup(item):
+    marker = item.get_closest_marker("profiles")
+    if marker is not None:
+        from sdpa.runtime import profile  # imports torch: only when a test asks
+
+        if profile() not in marker.args:
+            pytest.skip(f"a claim of the {' and '.join(marker.args)} profile's experiment sizes; "
+                        f"this run's profile is {profile()} (set SDPA_PROFILE)")
 
 
 def page_includes() -> dict[str, list[str]]:

@@ -25,6 +25,7 @@ from sdpa.gpt import GPTSweep, gpt_model, lr_sensitivity, run_gpt
 from sdpa.recall import (Arm, RecallExperiment, _train_together, recall_at_init, recall_model,
                          run_recall, run_recalls, train_member)
 from sdpa.models import GPTConfig, RecallBlock, RecallHead, qk_norm_bound
+from sdpa.tasks import text_corpus
 from sdpa.tasks import copy_batch, recall_batches
 
 # ---------------------------------------------------------------- attention math
@@ -215,6 +216,45 @@ def test_batched_gpt_sweep_equals_separate_runs(monkeypatch, config):
     _, losses = gpt.train_member(sweep, config, lr, seed)
     batched = history.arm(config, lr).loss[:, sweep.seeds.index(seed)]
     assert torch.allclose(batched, torch.tensor(losses), rtol=1e-4, atol=1e-6)
+
+
+def test_text_sweep_member_equals_separate_run(monkeypatch):
+    """The text task trains through the same ensemble: a member follows the plain loop."""
+    monkeypatch.setenv(env.DEVICE, "cpu")
+    config = GPTConfig(d_model=16, d_head=8, vocab=text_corpus().vocab, context=16,
+                       scale=Scale.NONE, qk_lr=0.5)
+    sweep = GPTSweep(arms=(GPTConfig(d_model=16, d_head=8, vocab=config.vocab, context=16), config),
+                     lrs=(3e-3,), seeds=(0, 1), steps=5, task="text", held_out=4, evals=5)
+    history = run_gpt.__wrapped__(sweep)
+    _, losses = gpt.train_member(sweep, config, 3e-3, 1)
+    assert torch.allclose(history.arm(config, 3e-3).loss[:, 1], torch.tensor(losses), rtol=1e-4)
+    assert history.records.held_out_loss.shape[0] == 6  # at steps 0, 1, ..., 5
+    assert history.records.held_out_loss[-1].equal(history.records.final_loss)
+
+
+def test_qk_lr_is_w_q_and_w_k_learning_slower_from_the_same_start():
+    """GPTConfig.qk_lr: the same function at the start, and under Adam the effective W_Q and
+    W_K (qk_lr times the trained weight) move qk_lr times as far in a step; the rest alike."""
+    r, inner = 0.25, 2 * 16
+    idx = torch.randint(0, 8, (4, 16), generator=torch.Generator().manual_seed(0))
+    runs = []
+    for qk_lr in (1.0, r):
+        model = gpt.gpt_model(GPTConfig(scale=Scale.NONE, qk_lr=qk_lr), seed=3)
+        before = {n: w.detach().clone() for n, w in model.named_parameters()}
+        logits, _ = model(idx)
+        # eps far below the gradients: Adam's step is then exactly lr * sign (step one)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, eps=1e-20)
+        logits.square().mean().backward()
+        optimizer.step()
+        runs.append((logits.detach(), before, dict(model.named_parameters()), qk_lr))
+    assert torch.allclose(runs[0][0], runs[1][0], atol=1e-6)
+    name = "blocks.0.attn.c_attn.weight"
+    steps = [(after[name] - before[name]).detach() for _, before, after, _ in runs]
+    steps[1][:inner] *= r  # the effective W_Q and W_K are qk_lr times the trained rows
+    assert torch.allclose(steps[1][:inner], r * steps[0][:inner], rtol=1e-3, atol=1e-7)
+    assert torch.allclose(steps[1][inner:], steps[0][inner:], rtol=1e-3, atol=1e-7)  # W_V alike
+    weight = "blocks.0.mlp.c_fc.weight"
+    assert torch.allclose(runs[1][2][weight], runs[0][2][weight], atol=1e-6)
 
 
 # ---------------------------------------------------------------- conventions

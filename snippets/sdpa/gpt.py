@@ -1,4 +1,5 @@
-"""The GPT engine: learning-rate sweeps of a small GPT on the copy task, many runs at once.
+"""The GPT engine: learning-rate sweeps of a small GPT, many runs at once, on the copy task
+or on real text (CPython's help topics, :func:`sdpa.tasks.text_corpus`).
 
 A :class:`GPTSweep` is a frozen configuration: arms (attention options of one
 :class:`sdpa.models.GPT`), peak learning rates and seeds. :func:`run_gpt` trains every
@@ -31,13 +32,15 @@ from sdpa.attention import Scale
 from sdpa.models import GPT, GPTConfig, qk_norm_bound
 from sdpa.runtime import device as default_device
 from sdpa.runtime import generator, memo, seeded
-from sdpa.tasks import copy_batch
+from sdpa.tasks import copy_batch, text_batch, text_corpus
 from sdpa.training import Ensemble, make_optimizer, member_losses, train
 
 
 @dataclass(frozen=True)
 class GPTSweep:
-    """Arms (attention options of one model) x peak learning rates x seeds on the copy task.
+    """Arms (attention options of one model) x peak learning rates x seeds, on ``task``:
+    ``"copy"`` (:func:`sdpa.tasks.copy_batch`) or ``"text"`` (windows of the help topics;
+    the model's ``vocab`` must be the corpus's and the loss is measured on its held-out part).
 
     Adam without weight decay, the learning rate decaying to zero on a cosine, no warm-up.
     Arms that differ only in their scale rule, with all their learning rates and seeds,
@@ -53,6 +56,13 @@ class GPTSweep:
     betas: tuple[float, float] = (0.9, 0.95)
     held_out: int = 128  # sequences of the fixed batch the final loss is measured on
     data_seed: int = 1234
+    task: str = "copy"
+    evals: int = 1  # the held-out loss is measured at every steps/evals steps (and at 0)
+
+    @property
+    def eval_steps(self) -> tuple[int, ...]:
+        """The steps before which the held-out loss is measured (the last: after training)."""
+        return tuple(round(i * self.steps / self.evals) for i in range(self.evals + 1))
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,8 @@ class GPTRecords:
     max_raw: torch.Tensor  # (steps, ...) the same before the soft cap
     bound: torch.Tensor  # (steps, ...) the QK-norm bound from the gains (NaN without QK-norm)
     entropy: torch.Tensor  # (steps, layers, heads, ...) mean row entropy, nats
+    grad_ratio: torch.Tensor  # (steps, layers, ...) |grad W_Q| / |grad W_V| (Frobenius)
+    held_out_loss: torch.Tensor  # (evals + 1, ...) on the held-out batch at each eval step
     initial_loss: torch.Tensor  # (...) on the held-out batch before training
     final_loss: torch.Tensor  # (...) on it after training; a diverged run counts 10 ln(vocab)
 
@@ -101,11 +113,24 @@ def cosine(optimizer: torch.optim.Optimizer, steps: int) -> torch.optim.lr_sched
         optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / steps)))
 
 
+def _batch(sweep: GPTSweep, config: GPTConfig, n: int, held_out: bool,
+           data: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` sequences of the sweep's task (held out or for training): inputs, targets."""
+    if sweep.task == "copy":
+        return copy_batch(n, config.vocab, config.context, data)
+    if sweep.task == "text":
+        corpus = text_corpus()
+        if config.vocab != corpus.vocab:
+            raise ValueError(f"the text task needs vocab={corpus.vocab}, not {config.vocab}")
+        return text_batch(corpus.valid if held_out else corpus.train, n, config.context, data)
+    raise ValueError(f"task must be 'copy' or 'text', not {sweep.task!r}")
+
+
 def _draws(sweep: GPTSweep, config: GPTConfig) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Each step's batches, one per seed: inputs and targets (seeds, batch, context)."""
     data, n = generator(sweep.data_seed), len(sweep.seeds)
     for _ in range(sweep.steps):
-        inputs, targets = copy_batch(n * sweep.batch, config.vocab, config.context, data)
+        inputs, targets = _batch(sweep, config, n * sweep.batch, False, data)
         yield inputs.view(n, sweep.batch, -1), targets.view(n, sweep.batch, -1)
 
 
@@ -134,8 +159,9 @@ def train_member(sweep: GPTSweep, config: GPTConfig, lr: float,
 
 
 def _structure(config: GPTConfig) -> GPTConfig:
-    """Arms with the same structure differ only in their scale rule (a buffer)."""
-    return dataclasses.replace(config, scale=Scale.INV_SQRT)
+    """Arms with the same structure differ only in their logit factor (a buffer) and in
+    how W_Q and W_K start (``qk_lr``)."""
+    return dataclasses.replace(config, scale=Scale.INV_SQRT, qk_lr=1.0)
 
 
 @memo
@@ -153,9 +179,10 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
     schedule = cosine(optimizer, sweep.steps)
     size = len(members)
     seed_of = torch.arange(size) % len(sweep.seeds)
-    held_out = copy_batch(sweep.held_out, config.vocab, config.context,
-                          generator(sweep.data_seed + 1))
+    held_out = _batch(sweep, config, sweep.held_out, True, generator(sweep.data_seed + 1))
     held_in, held_target = (x.to(dev).expand(size, *x.shape) for x in held_out)
+    inner = config.n_heads * config.d_head
+    qkv_names = [f"blocks.{i}.attn.c_attn.weight" for i in range(config.n_layers)]
 
     def evaluate() -> torch.Tensor:
         with torch.no_grad():
@@ -163,8 +190,10 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
         return torch.nan_to_num(losses, nan=10 * math.log(config.vocab))
 
     initial = evaluate()
-    rows = []
-    for inputs, targets in _draws(sweep, config):
+    rows, held = [], [initial]
+    for step, (inputs, targets) in enumerate(_draws(sweep, config)):
+        if step in sweep.eval_steps[1:]:
+            held.append(evaluate())
         inputs, targets = inputs[seed_of].to(dev), targets[seed_of].to(dev)  # each its seed's
         with torch.no_grad():
             bound = (qk_norm_bound(config, ensemble.state()) if config.qk_norm
@@ -173,6 +202,11 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
         losses = member_losses(logits, targets)
         optimizer.zero_grad()
         losses.sum().backward()
+        with torch.no_grad():  # rows 0:inner of c_attn make q, inner:2 inner k, the rest v
+            grads = ensemble.grads(qkv_names)
+            ratio = torch.stack([grads[name][:, :inner].flatten(1).norm(dim=1)
+                                 / grads[name][:, 2 * inner:].flatten(1).norm(dim=1)
+                                 for name in qkv_names])  # (layers, members)
         optimizer.step()
         schedule.step()
         rows.append(GPTRecords(
@@ -180,11 +214,13 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
             max_logit=torch.stack([s.max_logit for s in stats]).amax(0),
             max_raw=torch.stack([s.max_raw for s in stats]).amax(0),
             entropy=torch.stack([s.entropy.T for s in stats]),  # (layers, heads, members)
-            initial_loss=initial, final_loss=initial,
+            grad_ratio=ratio, held_out_loss=initial, initial_loss=initial, final_loss=initial,
         ))
-    fields = ("loss", "max_logit", "max_raw", "bound", "entropy")
+    held.append(evaluate())
+    fields = ("loss", "max_logit", "max_raw", "bound", "entropy", "grad_ratio")
     stacked = {f: torch.stack([getattr(r, f) for r in rows]).cpu() for f in fields}
-    records = GPTRecords(**stacked, initial_loss=initial.cpu(), final_loss=evaluate().cpu())
+    records = GPTRecords(**stacked, held_out_loss=torch.stack(held).cpu(),
+                         initial_loss=initial.cpu(), final_loss=held[-1].cpu())
     # (..., members) -> (..., lrs, arms, seeds) -> (..., arms, lrs, seeds)
     return records.map(lambda t: t.view(*t.shape[:-1], *grid).transpose(-3, -2))
 

@@ -144,6 +144,11 @@ class GPTConfig:
              by a learned gain (one per head dimension, shared by the heads of a layer, as
              in Qwen3 and Gemma 3); ``scale`` still applies.
     softcap: replace each logit z by softcap * tanh(z / softcap) (Gemma 2, Grok-1).
+    qk_lr:   multiply W_Q and W_K's learning rate under Adam by this, leaving their start
+             and every other weight alone: written as W = qk_lr * W' with W' the trained
+             weight, starting at W's draw / qk_lr (Adam moves W' by about the rate whatever
+             its gradient, so W moves qk_lr times as far); in the forward pass the factor
+             qk_lr^2 joins the logit scale, so the model computes the same function.
     """
 
     n_layers: int = 2
@@ -157,12 +162,15 @@ class GPTConfig:
     qk_norm: str | None = None
     softcap: float | None = None
     init_std: float = 0.02  # GPT-2's
+    qk_lr: float = 1.0
 
     @property
     def label(self) -> str:
         """How tables and legends name the attention options, e.g. "QK-norm + 1/√d_k"."""
         options = (("QK-norm", self.qk_norm), ("soft-cap", self.softcap))
         extras = [name for name, on in options if on]
+        if self.qk_lr != 1.0:
+            extras.append(f"W_Q, W_K rate ×{self.qk_lr:.3g}")
         if self.scale is Scale.NONE:
             return ", ".join(extras + ["no scale"])
         return " + ".join(extras + [self.scale.label])
@@ -199,7 +207,8 @@ class CausalSelfAttention(nn.Module):
             self.k_norm = _norm(config.qk_norm, config.d_head)
         # A buffer, not a Python number: arms that differ only in their scale rule can then
         # train as one ensemble (sdpa.training.Ensemble stacks buffers).
-        self.register_buffer("scale", torch.tensor(config.scale.factor(config.d_head)))
+        factor = config.scale.factor(config.d_head) * config.qk_lr**2
+        self.register_buffer("scale", torch.tensor(factor))
         causal = torch.ones(config.context, config.context, dtype=torch.bool).tril()
         self.register_buffer("causal", causal, persistent=False)
 
@@ -274,6 +283,10 @@ class GPT(nn.Module):
                 nn.init.normal_(weight, std=config.init_std / math.sqrt(2 * config.n_layers))
             elif weight.dim() == 2:
                 nn.init.normal_(weight, std=config.init_std)
+        if config.qk_lr != 1.0:  # W' = W / qk_lr for the query and key rows (see GPTConfig)
+            with torch.no_grad():
+                for block in self.blocks:
+                    block.attn.c_attn.weight[:2 * config.n_heads * config.d_head] /= config.qk_lr
 
     def forward(self, idx: torch.Tensor) -> tuple[torch.Tensor, list[AttentionStats]]:
         """Next-token logits (batch, tokens, vocab) and each layer's attention statistics."""

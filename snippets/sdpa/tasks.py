@@ -7,12 +7,17 @@
   the task needs attention on the pair whose key matches the query.
 * Copy (:func:`copy_batch`): a run of random tokens followed by the same run again; the
   second half is predictable only by attending back to the right position.
+* Text (:func:`text_corpus`, :func:`text_batch`): real English prose that every Python
+  has offline, the help topics of CPython's ``pydoc_data.topics`` (the text ``help()``
+  shows for keywords and statements), read character by character.
 * Planted scores (:func:`planted_scores`): rows of attention scores in which one key
   leans towards its query, the simplest model of a head that has something to find.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 from dataclasses import dataclass
 
@@ -85,6 +90,44 @@ def copy_batch(
     inputs, targets = tokens[:, :-1].clone(), tokens[:, 1:].clone()
     targets[:, : half - 1] = -1
     return inputs, targets
+
+
+@dataclass(frozen=True)
+class TextCorpus:
+    """A text as character ids, split into a training and a held-out (validation) part."""
+
+    chars: str  # the alphabet, sorted: a character's id is its index here
+    train: torch.Tensor  # (characters,) int64 ids
+    valid: torch.Tensor
+    sha256: str  # of the whole text, UTF-8: what a builder checks to know it has the same text
+
+    @property
+    def vocab(self) -> int:
+        return len(self.chars)
+
+
+@functools.cache
+def text_corpus(held_out: float = 0.1) -> TextCorpus:
+    """CPython's help topics (``pydoc_data.topics.topics``, every topic in the order of
+    its name), the last ``held_out`` of the characters kept for validation."""
+    from pydoc_data.topics import topics
+
+    text = "".join(topics[name] for name in sorted(topics))
+    chars = "".join(sorted(set(text)))
+    lookup = {c: i for i, c in enumerate(chars)}
+    data = torch.tensor([lookup[c] for c in text], dtype=torch.int64)
+    cut = round(len(data) * (1 - held_out))
+    return TextCorpus(chars=chars, train=data[:cut], valid=data[cut:],
+                      sha256=hashlib.sha256(text.encode()).hexdigest())
+
+
+def text_batch(data: torch.Tensor, n: int, context: int,
+               generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` windows of ``context`` characters at random places of ``data``: inputs and
+    next-character targets."""
+    starts = torch.randint(0, len(data) - context, (n,), generator=generator)
+    windows = data[starts[:, None] + torch.arange(context + 1)]
+    return windows[:, :-1], windows[:, 1:]
 
 
 def planted_scores(

@@ -151,11 +151,12 @@ class Ensemble:
         """Every weight with the members stacked on dim 0, in member order."""
         return {name: self._stacked(name, lambda w: w) for name in self.names}
 
-    def grads(self) -> dict[str, torch.Tensor]:
-        """The gradient of every trained weight, members on dim 0 (zeros where frozen)."""
+    def grads(self, names: Sequence[str] | None = None) -> dict[str, torch.Tensor]:
+        """The gradient of every trained weight (or of those ``names``), members on dim 0
+        (zeros where frozen)."""
         def grad(w: torch.Tensor) -> torch.Tensor:
             return torch.zeros_like(w) if w.grad is None else w.grad
-        return {name: self._stacked(name, grad) for name in self.names}
+        return {name: self._stacked(name, grad) for name in names or self.names}
 
     def zero_grad(self) -> None:
         """Forget every gradient (an optimiser's ``zero_grad`` does it for trained weights)."""

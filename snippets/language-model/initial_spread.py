@@ -1,0 +1,54 @@
+"""How wide the logits start under GPT-2's initialisation: derived, then measured.
+
+With every weight drawn N(0, sigma^2) and LayerNorm'd inputs (unit-variance components), a
+query component is a sum of d_model terms, variance d_model sigma^2, and so is a key
+component; q.k sums d_head products of two of them, so its standard deviation is
+sqrt(d_head) d_model sigma^2 before any factor. We measure it on the first layer of a
+freshly built model, on the corpus's own text, for the study's two sizes and for GPT-Neo
+1.3B's widths (its Hugging Face initialiser range is the same 0.02).
+"""
+
+import math
+
+import torch
+
+import sdpa
+from sdpa.gpt import gpt_model
+from sdpa.language import SIZES
+from sdpa.models import GPTConfig
+from sdpa.tasks import text_batch, text_corpus
+
+SHAPES = {"quick size": SIZES["quick"].model, "full size": SIZES["full"].model,
+          "GPT-Neo 1.3B widths": GPTConfig(n_layers=1, n_heads=16, d_model=2048, d_head=128,
+                                           vocab=text_corpus().vocab, context=64)}
+
+
+def initial_spread(seed=0, windows=8):
+    rows = []
+    for name, config in SHAPES.items():
+        model = gpt_model(config, seed)
+        inputs, _ = text_batch(text_corpus().train, windows, config.context, sdpa.generator(seed))
+        with torch.no_grad():
+            x = model.wte(inputs) + model.wpe(torch.arange(config.context))
+            block = model.blocks[0]
+            qkv = block.attn.c_attn(block.ln_1(x)).view(windows, config.context, 3,
+                                                        config.n_heads, config.d_head)
+            q, k = qkv[:, :, 0].transpose(1, 2), qkv[:, :, 1].transpose(1, 2)
+            logits = q @ k.transpose(-2, -1)  # no factor
+        predicted = math.sqrt(config.d_head) * config.d_model * config.init_std**2
+        rows.append({"shape": name, "d_model": config.d_model, "d_head": config.d_head,
+                     "predicted": predicted, "measured": logits.std().item(),
+                     "scaled": logits.std().item() / math.sqrt(config.d_head)})
+    return rows
+
+
+result = initial_spread()
+
+print(sdpa.markdown_table(
+    ["shape", "d_model", "d_head", "predicted std of q·k", "measured", "measured × 1/√d_head"],
+    [(r["shape"], r["d_model"], r["d_head"], r["predicted"], r["measured"], r["scaled"])
+     for r in result],
+    caption="The spread of the logits at initialisation, first layer, eight windows of the "
+    "text. Predicted: √d_head · d_model · 0.02². At these widths an unscaled head starts "
+    "nearly uniform; GPT-Neo's width makes the same initialisation start wide.",
+))

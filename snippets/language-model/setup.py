@@ -1,0 +1,53 @@
+"""The text, the model and the budget of the language-model study, as this build ran it.
+
+The text is CPython's help topics (``pydoc_data.topics``), read character by character;
+its SHA-256 says whether another Python holds the same text. Sizes come from the study of
+the current profile (``sdpa.language.SIZES``).
+"""
+
+import sdpa
+from sdpa.language import language_study
+from sdpa.tasks import text_corpus
+
+
+def setup():
+    corpus, study = text_corpus(), language_study()
+    m = study.model
+    return {
+        "profile": sdpa.runtime.profile(), "characters": len(corpus.train) + len(corpus.valid),
+        "train": len(corpus.train), "valid": len(corpus.valid), "vocab": corpus.vocab,
+        "sha256": corpus.sha256, "layers": m.n_layers, "heads": m.n_heads, "d_head": m.d_head,
+        "d_model": m.d_model, "context": m.context, "batch": study.batch, "steps": study.steps,
+        "lrs": study.lrs, "qk_lrs": study.qk_lrs, "fixed_lr": study.fixed_lr,
+        "choose_seeds": study.choose_seeds, "confirm_seeds": study.confirm_seeds,
+        "tokens": study.steps * study.batch * m.context,
+    }
+
+
+result = setup()
+r = result
+
+
+def rates(values):
+    return ", ".join(f"{v:.2g}" for v in values)
+
+
+print(sdpa.markdown_table(
+    ["setting", "this build"],
+    [("profile", r["profile"]),
+     ("text", f"{r['characters']:,} characters, {r['vocab']} distinct; "
+              f"SHA-256 <code>{r['sha256'][:16]}…</code>"),
+     ("split", f"first {r['train']:,} characters for training, last {r['valid']:,} held out"),
+     ("model", f"{r['layers']} layers, {r['heads']} heads of d_head = {r['d_head']}, "
+               f"d_model = {r['d_model']}, context {r['context']}"),
+     ("budget", f"{r['steps']} steps of {r['batch']} sequences ({r['tokens']:,} characters, "
+                f"{r['tokens'] / r['train']:.2f} passes over the text)"),
+     ("rates swept", rates(r["lrs"])),
+     ("W_Q, W_K rate × (no factor)", rates(r["qk_lrs"])),
+     ("fixed rate", f"{r['fixed_lr']:.2g}"),
+     ("seeds", f"choose the setting: {', '.join(map(str, r['choose_seeds']))}; "
+               f"report it: {', '.join(map(str, r['confirm_seeds']))}")],
+    align="ll",
+    caption="The language-model study as this build ran it. Adam (β = 0.9, 0.95), no weight "
+    "decay, the rate decaying to zero on a cosine, GPT-2 initialisation (std 0.02).",
+))

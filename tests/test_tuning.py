@@ -299,3 +299,35 @@ def test_splitting_into_more_heads_only_changes_unscaled_and_1_over_dk_rows(run_
     assert inv == sorted(inv, reverse=True) and inv[0] > 63  # more heads, less flat
     one_hot = [at[h, NONE]["one_hot"] for h in heads]
     assert one_hot == sorted(one_hot, reverse=True) and one_hot[0] > 0.5 and one_hot[-1] < 0.01
+
+
+# ---------------------------------------------------------------- W_Q and W_K's own rate
+
+
+@pytest.fixture(scope="module")
+def own_rate(run_snippet):
+    rows = run_snippet("tuning/own_rate.py").namespace["result"]
+    return {(r["shape"], r["optimizer"], r["d_k"]): r for r in rows}
+
+
+def test_own_rate_runs_on_the_scaled_heads_seeds():
+    from sdpa.studies import OWN_RATE_TUNING
+
+    assert OWN_RATE_TUNING.confirm_seeds == TUNING.confirm_seeds
+    assert OWN_RATE_TUNING.sweep_seeds == TUNING.sweep_seeds
+    assert not set(TUNING.sweep_seeds) & set(TUNING.confirm_seeds)
+
+
+def test_own_rate_narrows_the_gap_at_16_but_not_the_start_at_64_and_up(own_rate):
+    for optimizer in ("adam", "sgd"):
+        small = own_rate[("one head", optimizer, 16)]
+        # "at d_k = 16 it narrows the gap": the own rate's excess over 1/sqrt(d_k) is below
+        # the one-rate head's, paired on the same five seeds
+        assert small["own_minus_scaled"][0] < small["shared_minus_scaled"][0]
+        for d_k in (64, 256):
+            row = own_rate[("one head", optimizer, d_k)]
+            # "still ends above the scaled head": by more than a tenth of a nat on average
+            assert row["own_minus_scaled"][0] > 0.1, row
+    block = own_rate[("4 heads", "adam", 16)]
+    mean, err = block["own_minus_scaled"]
+    assert mean > 1.0 and mean > 2 * err, "in the block it still barely learns"

@@ -159,6 +159,10 @@ class Tuning:
     one ensemble (:func:`sdpa.recall.run_recalls`).
     With ``heads`` set, the model is a :class:`sdpa.models.RecallBlock` of that many heads
     of d_k (d_model = heads x d_k).
+    With ``qk_rates`` set, each rule's candidates are W_Q and W_K learning d_k^e times the
+    shared rate, one per exponent e (W_Q and W_K's own rate, tuned separately from the other
+    weights'); the sweep picks the best (candidate, rate) and ``fixed_loss`` is the first
+    candidate's.
     """
 
     ablation: Ablation = Ablation()
@@ -177,6 +181,13 @@ class Tuning:
     sweep_seeds: tuple[int, ...] = (0, 1)
     confirm_seeds: tuple[int, ...] = (2, 3, 4, 5, 6)
     last: int = 8  # the final loss is the mean of the last `last` records
+    qk_rates: tuple[float, ...] = ()
+
+    def candidates(self, d_k: int, rule: Scale) -> tuple[Arm, ...]:
+        """The rule's arms: plain, or one per W_Q and W_K rate exponent of ``qk_rates``."""
+        if not self.qk_rates:
+            return (Arm(rule),)
+        return tuple(Arm(rule, lr_q=d_k**e, lr_k=d_k**e) for e in self.qk_rates)
 
     def centre(self, optimizer: Optimizer, rule: Scale) -> float:
         """The middle learning rate of the rule's window, 10^(k / per_decade)."""
@@ -197,7 +208,7 @@ class Tuning:
     def _experiment(self, optimizer: Optimizer, d_k: int, rule: Scale,
                     **fields) -> RecallExperiment:
         base = dataclasses.replace(self.ablation.experiment(optimizer, 1.0, d_k),
-                                   steps=self.steps, arms=(Arm(rule),))
+                                   steps=self.steps, arms=self.candidates(d_k, rule))
         if self.heads is not None:
             fields |= {"heads": self.heads, "d_model": self.heads * d_k}
         return dataclasses.replace(base, **fields)
@@ -208,9 +219,10 @@ class Tuning:
                                 seeds=self.sweep_seeds)
 
     def confirmation(self, optimizer: Optimizer, d_k: int, rule: Scale,
-                     lr: float) -> RecallExperiment:
-        """The rule at its best rate ``lr``, on the fresh seeds."""
-        return self._experiment(optimizer, d_k, rule, lrs=(lr,), seeds=self.confirm_seeds)
+                     lr: float, arm: Arm | None = None) -> RecallExperiment:
+        """The rule at its best rate ``lr`` (and candidate ``arm``), on the fresh seeds."""
+        return self._experiment(optimizer, d_k, rule, lrs=(lr,), seeds=self.confirm_seeds,
+                                arms=(arm or Arm(rule),))
 
 
 #: A run whose final loss is NaN or above this many times the chance loss has diverged.
@@ -237,6 +249,7 @@ class TunedArm:
     confirm_loss: torch.Tensor  # (confirm seeds,) final loss at best_lr, on fresh seeds
     fixed_lr: float  # the ablation's learning rate
     fixed_loss: torch.Tensor  # (sweep seeds,) the sweep's final loss at fixed_lr
+    arm: Arm | None = None  # the chosen candidate (None: the plain rule, the only one)
 
     @property
     def mean_loss(self) -> torch.Tensor:
@@ -280,25 +293,37 @@ def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], 
     for d_k in tuning.d_ks:
         sweeps = run_recalls(tuple(tuning.sweep(opt, d_k, rule) for opt, rule in grid))
         chance = math.log(sweeps[0].experiment.n_values)
-        swept = [final_loss(s.metrics, tuning.last, chance)[0] for s in sweeps]  # (lrs, seeds)
-        best = [s.experiment.lrs[int(loss.mean(1).argmin())] for s, loss in zip(sweeps, swept)]
-        confirms = run_recalls(tuple(tuning.confirmation(opt, d_k, rule, lr)
-                                     for (opt, rule), lr in zip(grid, best)))
-        for (optimizer, rule), sweep, loss, confirm in zip(grid, sweeps, swept, confirms):
+        every = [final_loss(s.metrics, tuning.last, chance) for s in sweeps]  # (arms, lrs, seeds)
+        picks = [divmod(int(loss.mean(2).argmin()), loss.shape[1]) for loss in every]
+        best = [(s.experiment.arms[a], s.experiment.lrs[i]) for s, (a, i) in zip(sweeps, picks)]
+        confirms = run_recalls(tuple(tuning.confirmation(opt, d_k, rule, lr, arm)
+                                     for (opt, rule), (arm, lr) in zip(grid, best)))
+        for (optimizer, rule), sweep, loss, (a, _), (arm, _), confirm in zip(
+                grid, sweeps, every, picks, best, confirms):
             window, fixed_lr = sweep.experiment.lrs, fixed_lrs[optimizer]
             (at,) = [i for i, lr in enumerate(window) if math.isclose(lr, fixed_lr)]
             out[(optimizer, d_k, rule)] = TunedArm(
-                optimizer=optimizer, d_k=d_k, rule=rule, lrs=window, sweep_loss=loss,
+                optimizer=optimizer, d_k=d_k, rule=rule, lrs=window, sweep_loss=loss[a],
                 confirm_loss=final_loss(confirm.metrics, tuning.last, chance)[0, 0],
-                fixed_lr=fixed_lr, fixed_loss=loss[at],
+                fixed_lr=fixed_lr, fixed_loss=loss[0, at],
+                arm=arm if tuning.qk_rates else None,
             )
     return {key: out[key] for key in sorted(out, key=lambda k: (
         tuning.optimizers.index(k[0]), tuning.d_ks.index(k[1]), tuning.rules.index(k[2])))}
 
 
+#: The unscaled head with W_Q and W_K's own rate: d_k^(-1/4) or d_k^(-1/2) times the shared
+#: one (the multipliers the equivalence names under Adam and under SGD; d_k^0 is the plain
+#: head of ``Tuning()``), the shared rate swept around 1/sqrt(d_k)'s centre; its seeds.
+OWN_RATE_TUNING = Tuning(rules=(Scale.NONE,), qk_rates=(-0.25, -0.5),
+                         centres=(("adam", Scale.NONE, -7), ("sgd", Scale.NONE, -1)))
+
 #: The tuned comparison in a realistic shape: 4 heads of d_k = 16 in one block with a
 #: residual stream and LayerNorm (d_model = 64), Adam, everything else as in ``Tuning()``.
 BLOCK_TUNING = Tuning(heads=4, d_ks=(16,), optimizers=("adam",))
+#: The block's unscaled head with W_Q and W_K's own rate, as ``OWN_RATE_TUNING``.
+BLOCK_OWN_RATE_TUNING = dataclasses.replace(OWN_RATE_TUNING, heads=4, d_ks=(16,),
+                                            optimizers=("adam",))
 
 
 @dataclass(frozen=True)

@@ -331,3 +331,32 @@ def test_own_rate_narrows_the_gap_at_16_but_not_the_start_at_64_and_up(own_rate)
     block = own_rate[("4 heads", "adam", 16)]
     mean, err = block["own_minus_scaled"]
     assert mean > 1.0 and mean > 2 * err, "in the block it still barely learns"
+
+
+# ---------------------------------------------------------------- speed or capability
+
+
+@pytest.fixture(scope="module")
+def plateau(run_snippet):
+    return run_snippet("tuning/plateau.py").namespace
+
+
+def test_the_plateau_lines_say_what_the_table_shows(plateau):
+    result = plateau["result"]
+    for line, (optimizer, d_k) in zip(plateau["lines"], [(o, d) for o in ("adam", "sgd")
+                                                          for d in sorted({r["d_k"] for r in result["rows"]})]):
+        none = next(r for r in result["rows"] if (r["optimizer"], r["d_k"], r["rule"]) == (optimizer, d_k, "none"))
+        falling = sum(none["final"]) < sum(none["early"])
+        assert ("is still falling" in line) == falling
+        assert f"{none['reached']} of {none['seeds']} seeds reach" in line
+
+
+@pytest.mark.profiles("quick")
+def test_at_600_steps_the_unscaled_head_is_still_learning_and_still_far_behind(plateau):
+    rows = {(r["optimizer"], r["rule"]): r for r in plateau["result"]["rows"]}
+    for optimizer in ("adam", "sgd"):
+        none, scaled = rows[optimizer, "none"], rows[optimizer, "1/√d_k"]
+        gain = torch.tensor(none["early"]) - torch.tensor(none["final"])
+        assert gain.mean().item() > 2 * se(gain), "still falling, paired by seed"
+        assert none["reached"] <= 1 and scaled["reached"] == scaled["seeds"]
+        assert clearly_above(torch.tensor(none["final"]), torch.tensor(scaled["final"]), factor=5)

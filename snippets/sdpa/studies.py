@@ -26,7 +26,7 @@ from sdpa.gpt import GPTSweep
 from sdpa.models import GPTConfig
 from sdpa.recall import (Arm, Optimizer, RecallExperiment, RecallHistory, RecallMetrics,
                          run_recalls, scale_arms)
-from sdpa.runtime import memo
+from sdpa.runtime import memo, profile
 
 
 # ------------------------------------------------------------------ the failure-modes ablation
@@ -353,3 +353,81 @@ class LearnedScaleStudy:
     def experiments(self) -> tuple[RecallExperiment, ...]:
         """One experiment per optimiser, to train together with :func:`run_recalls`."""
         return tuple(self.experiment(optimizer) for optimizer, _ in self.rates)
+
+
+# ------------------------------------------------------------------ speed or capability
+
+
+@dataclass(frozen=True)
+class PlateauStudy:
+    """The tuned rules run on past the tuning's budget: is "ends higher after 150 steps"
+    about speed or about what the head can learn?
+
+    Each rule of ``tuning`` at its best rate (the rate that was best after
+    ``tuning.steps``) trains for ``steps``, on its confirmation seeds, at every
+    (optimiser, d_k) of ``d_ks``: a run of its own (the batches are drawn for the longer
+    run), read at the tuning's budget and at its end.
+    """
+
+    tuning: Tuning = Tuning()
+    d_ks: tuple[int, ...] = (64,)
+    steps: int = 600
+    threshold: float = 0.1  # the loss a "steps to" reading waits for
+
+    def experiment(self, arm: TunedArm) -> RecallExperiment:
+        return dataclasses.replace(
+            self.tuning.confirmation(arm.optimizer, arm.d_k, arm.rule, arm.best_lr),
+            steps=self.steps)
+
+
+#: The plateau study's two sizes (see :func:`plateau_study`).
+PLATEAU_SIZES: dict[str, PlateauStudy] = {
+    "quick": PlateauStudy(),
+    "full": PlateauStudy(d_ks=(16, 64, 256), steps=3000),
+}
+
+
+def plateau_study() -> PlateauStudy:
+    """The plateau study at the size of the current profile."""
+    return PLATEAU_SIZES[profile()]
+
+
+@dataclass(frozen=True)
+class PlateauRun:
+    """One tuned rule run long: its loss per record and seed, and three readings of it."""
+
+    arm: TunedArm
+    steps: tuple[int, ...]  # the step of each record
+    loss: torch.Tensor  # (records, seeds) the batch loss
+    early: torch.Tensor  # (seeds,) the final loss as the tuning reads it, at its budget
+    final: torch.Tensor  # (seeds,) the final loss at the end of the long run
+    steps_to: torch.Tensor  # (seeds,) the first step whose smoothed loss is below threshold
+
+
+@memo
+def run_plateau(study: PlateauStudy | None = None) -> dict[tuple[Optimizer, int, Scale], PlateauRun]:
+    """Every tuned rule of ``study`` (the current profile's by default) run long; the runs
+    of one d_k train as one ensemble."""
+    study = study or plateau_study()
+    tuned = run_tuning(study.tuning)
+    keys = [k for k in tuned if k[1] in study.d_ks]
+    histories = run_recalls(tuple(study.experiment(tuned[k]) for k in keys))
+    t, last = study.tuning, study.tuning.last
+    out = {}
+    for key, history in zip(keys, histories):
+        e = history.experiment
+        chance = math.log(e.n_values)
+        loss = history.metrics.loss[:, 0, 0]  # (records, seeds)
+        loss = torch.where(torch.isfinite(loss) & (loss <= DIVERGED * chance), loss,
+                           torch.full_like(loss, math.inf))  # a diverged run: inf
+        steps = tuple(i * e.record_every for i in range(loss.shape[0]))
+        early_at = steps.index(t.steps) + 1
+        smooth = torch.stack([loss[max(0, i - last + 1): i + 1].mean(0) for i in range(len(steps))])
+        below = smooth <= study.threshold
+        first = torch.where(below.any(0), below.float().argmax(0), len(steps) - 1)
+        out[key] = PlateauRun(
+            arm=tuned[key], steps=steps, loss=loss,
+            early=loss[early_at - last: early_at].mean(0), final=loss[-last:].mean(0),
+            steps_to=torch.where(below.any(0), torch.tensor(steps, dtype=torch.float)[first],
+                                 torch.full_like(first, math.inf, dtype=torch.float)))
+    return out

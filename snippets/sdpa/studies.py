@@ -405,7 +405,8 @@ class PlateauRun:
 
 
 @memo
-def run_plateau(study: PlateauStudy | None = None) -> dict[tuple[Optimizer, int, Scale], PlateauRun]:
+def run_plateau(study: PlateauStudy | None = None
+                ) -> dict[tuple[Optimizer, int, Scale], PlateauRun]:
     """Every tuned rule of ``study`` (the current profile's by default) run long; the runs
     of one d_k train as one ensemble."""
     study = study or plateau_study()

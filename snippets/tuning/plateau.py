@@ -68,7 +68,8 @@ def mean(values):
 lines = []
 for optimizer in ("adam", "sgd"):
     for d_k in sorted({r["d_k"] for r in result["rows"]}):
-        at = {r["rule"]: r for r in result["rows"] if (r["optimizer"], r["d_k"]) == (optimizer, d_k)}
+        at = {r["rule"]: r for r in result["rows"]
+              if (r["optimizer"], r["d_k"]) == (optimizer, d_k)}
         none, scaled = at["none"], at["1/√d_k"]
         falling = mean(none["final"]) < mean(none["early"])
         lines.append(

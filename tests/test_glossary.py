@@ -6,8 +6,13 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
+import torch
 from conftest import REPO
 from sitebuild.glossary import definitions
+
+from sdpa import survey
+from sdpa.attention import Scale
 
 GLOSSARY = REPO / "includes" / "glossary.md"
 ABBR = re.compile(r'<abbr title="([^"]*)">([^<]*)</abbr>')
@@ -58,3 +63,29 @@ def test_the_glossary_page_lists_every_term(built_site):
     assert names == set(defined)
     for entry, text in listed.items():
         assert html.unescape(text) == defined[html.unescape(entry).split(", ")[0]]
+
+
+@pytest.mark.claims
+def test_what_the_definitions_of_saturation_and_gap_say():
+    """The saturation entry: a scaled row's spectral norm falls as the row lengthens, a saturated
+    row's does not, so at d_k = 64 the unscaled rows' is the smaller in rows of 16 keys and the
+    larger in rows of 64 (the survey's rows, unit-variance q and k, means and medians)."""
+    d_k = 64
+    norms = {(rule, n): survey.rows(d_k, survey.factor(rule, d_k), n).spectral_norm
+             for rule in (Scale.NONE, Scale.INV_SQRT) for n in (8, 16, 64, 256)}
+    scaled = [norms[Scale.INV_SQRT, n].mean().item() for n in (8, 16, 64, 256)]
+    unscaled = [norms[Scale.NONE, n].mean().item() for n in (8, 16, 64, 256)]
+    assert scaled == sorted(scaled, reverse=True) and scaled[0] > 2 * scaled[2]
+    # "does not fall": no step down from one length to the next beyond 5%
+    assert all(b > 0.95 * a for a, b in zip(unscaled, unscaled[1:]))
+    for statistic in (torch.mean, torch.median):
+        assert statistic(norms[Scale.NONE, 16]) < statistic(norms[Scale.INV_SQRT, 16])
+        assert statistic(norms[Scale.NONE, 64]) > statistic(norms[Scale.INV_SQRT, 64])
+    # the gap entry: a gap of 40 and an even split between the top two keys
+    p = torch.softmax(torch.tensor([10.0, 10.0, -30.0], dtype=torch.float64), -1)
+    assert p[0] == p[1] and abs(p[0] - 0.5) < 1e-15
+    defined, _ = terms()
+    assert "[10, 10, −30] has a gap of 40 and splits evenly" in defined["gap"]
+    assert "not a temperature" in defined["temperature"]
+    for term in ("keys in play", "gap", "trace", "Frobenius norm", "LR sensitivity", "relative slope"):
+        assert term in defined, term

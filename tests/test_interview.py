@@ -30,4 +30,20 @@ def test_key_numbers(run_snippet):
     # "reads one or two keys ... below two at d_k = 64"; "only a minority of rows is one-hot"
     assert rows[64]["keys_unit"] < 2 and rows[128]["keys_unit"] < 2
     assert all(r["one_hot"] < 0.5 and r["one_hot_default"] < 0.5 for r in rows.values())
-    assert all(r["keys_scaled"] > 30 for r in rows.values())
+    # "about 40 of them in play" (the answer, includes/verdicts.md)
+    assert all(35 < r["keys_scaled"] < 45 for r in rows.values())
+
+
+def test_output_variance_is_bounded(run_snippet):
+    rows = run_snippet("interview/output_variance.py").namespace["result"]
+    for r in rows:
+        # the variance of sum_j p_j v_j is sum_j p_j^2 (1,024 rows x 16 components: within 5%)
+        assert r["measured"] == pytest.approx(r["predicted"], rel=0.05)
+        # "neither exceeds 1": the bound is the one-hot row's, 1; the floor the uniform 1/64
+        assert 1 / 64 <= r["predicted"] <= 1 and r["measured"] < 1
+    none = [r["measured"] for r in rows if r["rule"].value == "none"]
+    scaled = [r["measured"] for r in rows if r["rule"].value != "none"]
+    # "climbs with d_k towards 1 (above half of it from d_k = 64 on)"
+    assert none == sorted(none) and all(v > 0.5 for v in none[1:])
+    # "scaled, it stays put at every d_k, a few times the uniform row's 1/64"
+    assert max(scaled) / min(scaled) < 1.15 and all(1.5 / 64 < v < 5 / 64 for v in scaled)

@@ -71,7 +71,7 @@ first = experiment("sgd")
 
 print(
     sdpa.markdown_table(
-        ["optimiser", "arm", "W_Q rate multiplier", "largest loss gap to the reference",
+        ["optimiser", "arm", "W_Q rate multiplier", "largest loss difference from the reference",
          "final loss", "final accuracy"],
         [
             ("SGD" if opt == "sgd" else "Adam", LABELS[name], r[name]["lr_q"], r[name]["max_gap"],
@@ -81,8 +81,8 @@ print(
         ],
         align="llrrrr",
         caption=f"Associative recall, one head, d_k = {D_K}, {first.steps} steps, "
-        f"{len(first.seeds)} seeds. The gap is the largest difference in training loss from the "
-        "scaled reference at any recorded step and seed. At step 0 every arm has the "
+        f"{len(first.seeds)} seeds. The loss difference is the largest difference in training "
+        "loss from the scaled reference at any recorded step and seed. At step 0 every arm has the "
         "reference's loss exactly.",
     )
 )

@@ -24,7 +24,7 @@ N_QUERIES, N_KEYS = 256, 64
 
 
 def spacing(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """The gap between neighbouring representable numbers of ``dtype`` around |x|."""
+    """The spacing between neighbouring representable numbers of ``dtype`` around |x|."""
     return torch.finfo(dtype).eps * torch.exp2(torch.floor(torch.log2(x.abs())))
 
 

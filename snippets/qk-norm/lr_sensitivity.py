@@ -48,7 +48,7 @@ vocab = QK_NORM_SWEEP.arms[0].vocab
 print(
     sdpa.markdown_table(
         ["arm", "best final loss", "at learning rate", "largest logit there, last step",
-         "LR sensitivity", f"runs below {LEARNED}", "largest gap between seeds"],
+         "LR sensitivity", f"runs below {LEARNED}", "largest difference between seeds"],
         [
             (QK_NORM_ARMS[r["arm"]].label, r["best_loss"], r["best_lr"],
              r["final_max_logit"][result["lrs"].index(r["best_lr"])], r["sensitivity"],

@@ -1,0 +1,69 @@
+"""The answer in one figure: what the factor does to a row of attention at initialisation.
+
+The survey's rows of 64 keys (``sdpa.survey``: q and k with independent unit-variance
+components, the textbook model; the failure-modes page measures them in full). Left: at
+d_k = 64, the weights of one row sorted from the largest, for each scale rule: the row
+whose unscaled keys in play (e^entropy) is the median of the survey, so neither a lucky
+nor an unlucky one. Right: the median keys in play against d_k for each rule.
+"""
+
+import sdpa
+from sdpa import survey
+from sdpa.attention import Scale
+
+N_KEYS, SHOWN_D_K = 64, 64
+HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512]
+RULES = [Scale.NONE, Scale.INV_SQRT, Scale.INV]
+LABELS = {Scale.NONE: "no factor", Scale.INV_SQRT: "1/√d_k", Scale.INV: "1/d_k"}
+
+
+def rows(rule, d_k):
+    return survey.rows(d_k, survey.factor(rule, d_k), N_KEYS)
+
+
+def median_row(d_k):
+    """The index of the row whose unscaled keys in play is the median."""
+    keys = rows(Scale.NONE, d_k).effective_keys
+    return int((keys - keys.median()).abs().argmin())
+
+
+def answer(d_k=SHOWN_D_K):
+    i = median_row(d_k)
+    weights = {rule: rows(rule, d_k).p[i].sort(descending=True).values.tolist() for rule in RULES}
+    keys = {rule: [rows(rule, d).effective_keys.median().item() for d in HEAD_DIMS]
+            for rule in RULES}
+    return {"d_k": d_k, "row": i, "weights": weights, "keys_in_play": keys,
+            "row_keys": {rule: rows(rule, d_k).effective_keys[i].item() for rule in RULES}}
+
+
+result = answer()
+
+figure = sdpa.Figure(
+    "home-answer", ncols=2, size=(7.6, 3.1),
+    caption=f"Left: one row of {N_KEYS} keys at d_k = {SHOWN_D_K}, its weights sorted from the "
+    "largest (log scale), for each scale rule: the row is the survey's median one, unscaled. "
+    "Without the factor two keys share nearly all the weight and the rest, the key the head "
+    "should learn to find among them, get almost none; with 1/√d_k the weight is spread over "
+    "most of the row. Right: the median number of keys in play (e^entropy) against d_k: "
+    "unscaled rows lose keys as heads widen, scaled rows start alike at every width, rows "
+    "divided by d_k drift towards uniform.",
+    alt="Two panels. Left: sorted attention weights of one row, log scale: the unscaled curve "
+    "drops from near one to far below a millionth across the row, the 1/sqrt(d_k) curve falls "
+    "gently, the 1/d_k curve is nearly flat at 1/64. Right: keys in play against head "
+    "dimension: unscaled falls towards one, 1/sqrt(d_k) is flat near 40, 1/d_k rises to 64.",
+)
+with figure as (left, right):
+    ranks = list(range(1, N_KEYS + 1))
+    for rule, color, style in zip(RULES, sdpa.PALETTE, ["o-", "s--", "^:"]):
+        left.plot(ranks, result["weights"][rule], style, color=color, ms=2.5, label=LABELS[rule])
+        right.plot(HEAD_DIMS, result["keys_in_play"][rule], style, color=color, label=LABELS[rule])
+    left.axhline(1 / N_KEYS, color=sdpa.INK, ls=":", lw=1, label=f"uniform, 1/{N_KEYS}")
+    left.set(yscale="log", ylim=(1e-12, 1.5), xlabel="key, by rank in the row",
+             ylabel="attention weight")
+    right.axhline(N_KEYS, color=sdpa.INK, ls=":", lw=1)
+    right.set(xscale="log", yscale="log", xlabel="head dimension d_k",
+              ylabel="keys in play, median e^H")
+    right.set_xticks(HEAD_DIMS, [str(d) for d in HEAD_DIMS])
+    right.minorticks_off()
+    left.legend(fontsize=7, loc="lower left")
+print(figure.html)

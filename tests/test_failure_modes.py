@@ -237,3 +237,14 @@ def test_symptom_verdicts(run_snippet):
     # "within the same order of magnitude as W_V's in every Adam run"
     assert v[("gradients", "all")] != "reproduced"
     assert all(r["ratio_median"] > 0.1 for r in adam)
+    # ... "and after them: every Adam run's median ratio is above a tenth" (lowest seed over
+    # seed offsets 0-19: 0.12)
+    assert all(min(r["ratio_late"]) > 0.1 for r in adam)
+    # Once stalled (SGD): at d_k = 256, unit init, each seed's median ratio after step 50 is below
+    # a quarter and the median seed's below a tenth (over offsets 0-19: every seed 3e-4 to 0.2,
+    # the median seed 0.003 to 0.093); at d_k = 16 not every seed falls below a tenth.
+    assert v[("gradients", "stalled")] == "partly"
+    stalled = {(r["init"], r["d_k"]): r["ratio_late"] for r in result["rows"] if r["optimizer"] == "sgd"}
+    assert max(stalled["unit", 256]) < 0.25
+    assert sorted(stalled["unit", 256])[1] < 0.1
+    assert max(stalled["unit", 16]) > 0.1

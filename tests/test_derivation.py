@@ -171,3 +171,13 @@ def test_the_top_keys_lead_not_the_gap_decides_how_peaked_a_row_is(run_snippet):
     assert 10 < math.exp(at["unit", 64]["lead"]) < 60
     assert 2 < math.exp(at["default", 64]["lead"]) < 4.5
 
+
+def test_explorable_rows_of_16_keys(run_snippet):
+    result = run_snippet("derivation/explorable.py").namespace["result"]
+    arms, dims = result["arms"], result["d_k"]
+    none, scaled = arms[Scale.NONE.value]["median_norm"], arms[Scale.INV_SQRT.value]["median_norm"]
+    # the median unscaled row's spectral norm falls towards 0 ...
+    assert none[-1] < 1e-3 and none[dims.index(128)] < 0.1
+    # ... the scaled row's is about 0.2 at every d_k, and above the unscaled one from d_k = 64 on
+    assert all(0.17 < n < 0.23 for n in scaled)
+    assert all(s > u for d, s, u in zip(dims, scaled, none) if d >= 64)

@@ -110,6 +110,32 @@ def test_jacobian_curve_small_at_both_ends_and_where_rows_sit(run_snippet):
     assert norms[-1] < marked[128, NONE, "unit"]["spectral_norm"]
 
 
+def test_row_length_decides_which_row_has_the_larger_spectral_norm(run_snippet):
+    namespace = run_snippet("failure-modes/row_length.py").namespace
+    at = {(r["d_k"], r["n"], r["rule"]): r for r in namespace["result"]}
+    lengths = namespace["ROW_LENGTHS"]
+    assert lengths == [8, 16, 32, 64, 128]
+    for d in (64, 128):
+        norm = {(n, rule): at[d, n, rule]["spectral_norm"] for n in lengths for rule in (NONE, SQRT)}
+        se = {(n, rule): at[d, n, rule]["spectral_norm_se"] for n in lengths for rule in (NONE, SQRT)}
+        # 16 keys: the scaled row's is larger; 64 keys: the unscaled row's (4 standard errors)
+        assert norm[16, SQRT] - norm[16, NONE] > 4 * math.hypot(se[16, SQRT], se[16, NONE])
+        assert norm[64, NONE] - norm[64, SQRT] > 4 * math.hypot(se[64, SQRT], se[64, NONE])
+        # the scaled row spreads over more keys and its norm falls steadily; the unscaled one's
+        # rises from 8 keys to 64 and more (by 0.03-0.08 over seed offsets 0-19)
+        scaled = [norm[n, SQRT] for n in lengths]
+        assert all(b < a for a, b in zip(scaled, scaled[1:]))
+        assert norm[64, NONE] > norm[8, NONE] and norm[128, NONE] > norm[8, NONE]
+        # "about 11 keys of 16, 41 of 64" (10.8-11.2 and 40.5-41.3 over offsets 0-19)
+        assert 10 < at[d, 16, SQRT]["effective_keys"] < 12
+        assert 39 < at[d, 64, SQRT]["effective_keys"] < 43
+        assert all(at[d, n, SQRT]["one_hot"] == 0 for n in lengths)
+    # one-hot rows at d_k = 128: "about two in five rows of 16 keys" (0.42-0.48 over offsets
+    # 0-19), "a third of rows of 64" (asserted by the saturation test)
+    assert 0.35 < at[128, 16, NONE]["one_hot"] < 0.5
+    assert at[128, 16, NONE]["one_hot"] > at[128, 64, NONE]["one_hot"]
+
+
 # ---------------------------------------------------------------- gradients at init
 
 

@@ -157,9 +157,9 @@ def test_query_gradients_are_not_smaller_without_the_divisor(run_snippet):
             assert at[(init, d, NONE)].grad_k == pytest.approx(at[(init, d, NONE)].grad_q, rel=0.15)
     shares = [at[("unit", d, NONE)].top_decile_share for d in dims]
     assert all(s > 0.5 for s in shares) and all(b > a for a, b in zip(shares, shares[1:]))
-    for init in ("unit", "default"):
-        for d in dims:
-            assert 0.25 < at[(init, d, SQRT)].top_decile_share < 0.45  # "near a third"
+    for d in dims:  # over seed offsets 0-19: 0.33-0.44 (unit), 0.27-0.35 (default)
+        assert 0.30 < at[("unit", d, SQRT)].top_decile_share < 0.45
+        assert 0.25 < at[("default", d, SQRT)].top_decile_share < 0.36
 
 
 # ---------------------------------------------------------------- training

@@ -140,3 +140,44 @@ def test_worked_example(run_snippet):
     assert result["scaled"]["logits"] == [2.0, 1.0, 0.5]
     assert result["unscaled"]["p"][0] > 0.999
     assert result["scaled"]["jacobian_max"] / result["unscaled"]["jacobian_max"] > 100
+
+
+def test_the_top_keys_lead_not_the_gap_decides_how_peaked_a_row_is(run_snippet):
+    result = run_snippet("derivation/top_lead.py").namespace["result"]
+    even, ahead, close = result["hand"]
+    # [10, 10, -30]: a gap of 40 and an even split between the two best keys
+    assert even["gap"] == 40 and even["lead"] == 0
+    assert even["max_weight"] == pytest.approx(0.5, abs=1e-12)
+    # [10, 0, 0]: a quarter of that gap, and nearly one-hot; [10, 7, -30]: the same gap as the
+    # first row, peaked because its top key leads by 3
+    assert ahead["gap"] < even["gap"] and ahead["max_weight"] > 0.999
+    assert close["gap"] == even["gap"] and close["max_weight"] > 0.95
+    for r in result["hand"]:
+        others = sorted(r["logits"])[:-1]
+        top = max(r["logits"])
+        assert r["max_weight"] == pytest.approx(1 / (1 + sum(math.exp(z - top) for z in others)))
+    at = {(r["init"], r["n"]): r for r in result["survey"]}
+    for init in ("unit", "default"):
+        rows = [at[init, n] for n in (8, 64, 512)]
+        # longer rows: wider gaps, yet a smaller lead and a smaller largest weight than rows of 8
+        # keys (from 64 to 512 keys both move by less than 4 standard errors)
+        assert rows[0]["gap"] < rows[1]["gap"] < rows[2]["gap"]
+        for b in rows[1:]:
+            for key in ("lead", "max_weight"):
+                se = math.hypot(rows[0][f"{key}_se"], b[f"{key}_se"])
+                assert b[key] + 4 * se < rows[0][key], (init, key)
+    # The correction: e^lead in the median row of 64 keys at d_k = 128 is "about 20" with unit
+    # variance (17-36 over seed offsets 0-19) and "about 3" with the default init (2.6-3.3).
+    assert 10 < math.exp(at["unit", 64]["lead"]) < 60
+    assert 2 < math.exp(at["default", 64]["lead"]) < 4.5
+
+
+def test_explorable_rows_of_16_keys(run_snippet):
+    result = run_snippet("derivation/explorable.py").namespace["result"]
+    arms, dims = result["arms"], result["d_k"]
+    none, scaled = arms[Scale.NONE.value]["median_norm"], arms[Scale.INV_SQRT.value]["median_norm"]
+    # the median unscaled row's spectral norm falls towards 0 ...
+    assert none[-1] < 1e-3 and none[dims.index(128)] < 0.1
+    # ... the scaled row's is about 0.2 at every d_k, and above the unscaled one from d_k = 64 on
+    assert all(0.17 < n < 0.23 for n in scaled)
+    assert all(s > u for d, s, u in zip(dims, scaled, none) if d >= 64)

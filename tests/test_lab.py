@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import math
 import os
 import re
 import shutil
@@ -151,7 +152,13 @@ def test_training_ablation(summary):
     unscaled, scaled, by_d = arms["c = 1"], arms["c = 1/√d_k"], arms["c = 1/d_k"]
     assert unscaled["entropy_at_init"] < scaled["entropy_at_init"] / 2, "unscaled starts peaked"
     assert scaled["final_accuracy"] > 0.9 and by_d["final_accuracy"] > 0.9, "both scaled arms learn it"
-    assert unscaled["final_loss"] > 10 * scaled["final_loss"], "unscaled learns far more slowly"
+    # Speed within the 120 steps: every seed of both scaled arms below 0.5 by step 60 (slowest seed
+    # 45-55 over seed offsets 0-19), no unscaled seed there (None: not reached), and the unscaled
+    # mean loss after 120 steps still above 2 (2.5-3.2 over offsets 0-19; chance 3.47).
+    assert scaled["slowest_steps_to_target"] <= 60 and by_d["slowest_steps_to_target"] <= 60
+    assert unscaled["slowest_steps_to_target"] is None
+    assert unscaled["final_loss_min"] > 0.5
+    assert 2 < unscaled["final_loss"] < math.log(32)
     # The source material's claim does not hold here: not orders of magnitude smaller.
     assert unscaled["grad_q_over_grad_v_at_init"] > 0.1
 

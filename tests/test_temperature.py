@@ -143,6 +143,8 @@ def test_scale_choice_table(run_snippet):
     assert sum(none["final_loss"]) / len(none["final_loss"]) < math.log(result["n_values"])
     # Both scaled arms: every seed below 0.5 by step 50 (20-40 over offsets 0-19).
     assert all(s <= 50 for s in by_d["steps_to_target"] + by_sqrt["steps_to_target"])
+    # "more than twice the scaled arms' steps": none of its seeds there by the last step, 120
+    assert result["steps"][-1] == 120 and result["steps"][-1] > 2 * 50
     # 1/d_k: lower loss, accuracy above 99%, sharp rows (softer than 1/sqrt(d_k)).
     assert sum(by_d["final_loss"]) < sum(by_sqrt["final_loss"])
     assert by_d["final_accuracy"] > 0.99

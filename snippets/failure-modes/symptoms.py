@@ -2,8 +2,12 @@
 
 Uses the ablation runs (``sdpa.studies.run_ablation``, memoised) and reports, for the
 unscaled arm, the measured evidence and a verdict computed from it: reproduced, partly,
-or not reproduced. The rules are in ``verdicts`` below.
+or not reproduced. The rules are in ``verdicts`` below. The gradient symptom is checked
+twice: over the first steps, and after them in the SGD runs, which stall (each seed's
+median ratio ‖∇W_Q‖/‖∇W_V‖ over the records after step 50).
 """
+
+import statistics
 
 import math
 
@@ -27,6 +31,7 @@ def evidence(runs):
         for init in ("unit", "default"):
             curves = history.arm(Arm(Scale.NONE, init=init))
             ratio = curves.grad_q[early] / curves.grad_v[early]  # (early records, seeds)
+            late = curves.grad_q[~early] / curves.grad_v[~early]  # after step EARLY
             rows.append(
                 {
                     "optimizer": opt, "init": init, "d_k": d_k,
@@ -34,6 +39,7 @@ def evidence(runs):
                     "entropy_early": curves.entropy[early].mean().item(),
                     "ratio_min": ratio.min().item(),  # single worst batch
                     "ratio_median": ratio.median(0).values.min().item(),  # typical, worst seed
+                    "ratio_late": late.median(0).values.tolist(),  # typical, per seed
                 }
             )
     return rows
@@ -54,6 +60,11 @@ def verdicts(rows):
     out[("entropy", "all")] = rule(all(near_zero), any(below_half))
     tiny = [r["ratio_median"] < 0.01 for r in rows]  # two orders of magnitude, on a typical batch
     out[("gradients", "all")] = rule(all(tiny), any(tiny))
+    # Once stalled (every SGD run of the unscaled arm), on a typical batch of the median seed:
+    # reproduced where that is two orders of magnitude down everywhere, partly where one is.
+    stalled = [statistics.median(r["ratio_late"]) for r in rows if r["optimizer"] == "sgd"]
+    out[("gradients", "stalled")] = rule(all(m < 0.01 for m in stalled),
+                                         any(m < 0.1 for m in stalled))
     return out
 
 
@@ -68,6 +79,10 @@ v = result["verdicts"]
 def per_dim(opt, init, key, show=sdpa.fmt):
     """One number per head dimension, e.g. 'd_k 16: 0.1; d_k 64: ...'."""
     return "; ".join(f"d_k {d}: {show(by[(opt, init, d)][key])}" for d in dims)
+
+
+def seeds(values):
+    return ", ".join(sdpa.fmt(x) for x in values)
 
 
 def loss_range(losses):
@@ -96,12 +111,20 @@ print(
              + f"; lowest over all arms: {sdpa.fmt(min(r['ratio_median'] for r in rows))}"
              + f". Single batches can dip to {sdpa.fmt(min(r['ratio_min'] for r in rows))}",
              v[("gradients", "all")]),
+            ("the same, once the head has stalled (SGD)",
+             f"median ‖∇W_Q‖/‖∇W_V‖ after step {EARLY}, each seed, unit init: "
+             + per_dim("sgd", "unit", "ratio_late", seeds)
+             + "; default init: " + per_dim("sgd", "default", "ratio_late", seeds)
+             + f". Adam, lowest seed after step {EARLY}: "
+             + sdpa.fmt(min(min(r["ratio_late"]) for r in rows if r["optimizer"] == "adam")),
+             v[("gradients", "stalled")]),
         ],
         align="llc",
         caption=f"Chance loss ln {first.n_values} ≈ {CHANCE:.2f}; uniform entropy "
         f"ln {first.n_pairs} ≈ {UNIFORM:.2f}. Rules: a plateau means every seed ends above half "
         "of chance; entropy near zero means below a tenth of uniform (partly: below half of "
-        "uniform somewhere); orders of magnitude means a median ratio under 0.01. Loss ranges "
-        f"are over {len(ABLATION.seeds)} seeds.",
+        "uniform somewhere); orders of magnitude means a median ratio under 0.01 (once stalled: "
+        "in the median seed of every SGD run; partly: under 0.1 in the median seed of one). "
+        f"Loss ranges are over {len(ABLATION.seeds)} seeds.",
     )
 )

@@ -110,7 +110,7 @@ with figure as (left, right):
                        label=label)
     right.axhline(50, color=sdpa.INK, ls=":", lw=0.8)
     left.set(xscale="log", yscale="log", xlabel="raw logit std",
-             ylabel="‖∂p/∂z‖ (Frobenius)")
+             ylabel="‖∂p/∂z‖_F (Frobenius)")
     right.set(xscale="log", xlabel="raw logit std", ylim=(0, 100),
               ylabel="rows where the cap makes it larger (%)")
     left.legend(fontsize=7)
@@ -126,7 +126,7 @@ def cell(spread, cap):
 print(
     sdpa.markdown_table(
         ["raw logit std", "largest weight: no cap, c = 50, c = 30",
-         *(f"{stat} ‖J‖, {name}" for stat in ("mean", "median")
+         *(f"{stat} ‖J‖_F, {name}" for stat in ("mean", "median")
            for name in ("no cap", *(f"c = {c:g}" for c in CAPS))),
          *(f"rows larger, c = {c:g}" for c in CAPS)],
         [(s, ", ".join(sdpa.fmt(pick(s, c)["max_weight"]) for c in (None, *CAPS)),
@@ -134,8 +134,9 @@ print(
           *(pick(s, c)["jacobian_median"] for c in (None, *CAPS)),
           *(cell(s, c) for c in CAPS)) for s in TABLE_SPREADS],
         caption=f"{N_ROWS:,} rows of {N_KEYS} raw logits with the given standard deviation. "
-        "‖J‖ = ‖∂p/∂z‖ is the Frobenius norm of the Jacobian of the attention weights with "
-        "respect to the raw (pre-cap) logits: the factor through which any gradient reaches W_Q "
-        "and W_K. The last columns give the share of rows in which the cap makes it larger.",
+        "‖J‖_F = ‖∂p/∂z‖_F is the Frobenius norm (not the spectral norm ‖J‖₂ of the other "
+        "pages) of the Jacobian of the attention weights with respect to the raw (pre-cap) "
+        "logits: the factor through which any gradient reaches W_Q and W_K. The last columns "
+        "give the share of rows in which the cap makes it larger.",
     )
 )

@@ -63,9 +63,9 @@ def profile_note(profile: str, page: str) -> str:
     """
     depth = page.count("/") + (0 if page in ("index.md", "index.py") or page.endswith("/index.md") else 1)
     report_url = "../" * depth + "build-report/"
-    sizes = ("the quick profile, the experiment sizes for a CPU build: a verdict marked "
-             "<em>full profile</em> is established only by the full build, the published site's"
-             if profile == "quick" else
+    sizes = ("the quick profile, the experiment sizes for a CPU build; a verdict marked "
+             "<em>full profile</em> is established only by the full build, which the "
+             "published site uses" if profile == "quick" else
              "the full profile, the experiment sizes the published site is built with")
     return (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the '
             f'site was built, with {sizes} (<a href="{report_url}">build report</a>).</p>\n')

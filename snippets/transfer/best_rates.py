@@ -73,7 +73,7 @@ print(
 )
 
 figure = sdpa.Figure(
-    "tuning-transfer",
+    "lr-transfer",
     caption="Each rule's best learning rate divided by the 1/√d_k rule's, against d_k. "
     "Markers: measured (vertex estimates). Lines: the predicted slopes, drawn through the "
     "measured ratio at d_k = 16 (no invariant fixes the constant). Dashed: if the best rate "

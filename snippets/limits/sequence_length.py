@@ -43,7 +43,7 @@ def series(rho, arm, key):
 
 
 figure = sdpa.Figure(
-    "temperature-sequence-length",
+    "sequence-length",
     caption=f"One matching key among n − 1 unrelated ones (d_k = {D_K}, {N_QUERIES} queries per "
     f"point; rho is the query–key correlation of the match). Solid: fixed scale 1/√d_k. Dashed: "
     f"the same scale times log n / log {N_TRAIN}. Left: mean weight on the matching key. Right: "

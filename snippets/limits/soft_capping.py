@@ -60,7 +60,7 @@ def pick(spread, cap):
 
 
 figure = sdpa.Figure(
-    "temperature-soft-capping",
+    "soft-capping",
     caption="Left: the capped logit c·tanh(z/c) against the raw logit z, for Gemma 2's cap (50) "
     "and Grok-1's (30). Right: its slope, sech²(z/c), which multiplies the gradient reaching z. "
     "Below about c/3 the cap is nearly the identity; beyond c it flattens and the slope falls to "
@@ -84,7 +84,7 @@ with figure as (left, right):
 print(figure.html)
 
 figure = sdpa.Figure(
-    "temperature-soft-capping-rows",
+    "soft-capping-rows",
     caption=f"Rows of {N_KEYS} raw Gaussian logits against their standard deviation. Left: "
     "the size of the Jacobian with respect to the raw logits, averaged over rows (solid) "
     "and for the median row (dashed), without a cap (grey) and with caps 50 and 30. Right: "

@@ -71,7 +71,7 @@ def _model(d_model: int, n_heads: int, d_head: int, context: int) -> GPTConfig:
 
 
 #: The two sizes: ``quick`` fits the CPU build (about 10 s); ``full`` has heads of 64
-#: (about 30 min of one CPU core, minutes on a GPU).
+#: (about 40 min of one CPU core, minutes on a GPU).
 SIZES: dict[str, LanguageStudy] = {
     "quick": LanguageStudy(
         model=_model(32, 2, 16, 32), steps=150, batch=4, evals=6, held_out=32,
@@ -79,7 +79,7 @@ SIZES: dict[str, LanguageStudy] = {
         choose_seeds=(0,), confirm_seeds=(1, 2), early=50),
     "full": LanguageStudy(
         model=_model(128, 2, 64, 64), steps=800, batch=8, evals=16, held_out=64,
-        lrs=(10**-3, 10**-2.5, 10**-2, 10**-1.5, 10**-1), qk_lrs=(1.0, 64**-0.25),
+        lrs=(10**-4, 10**-3.5, 10**-3, 10**-2.5), qk_lrs=(1.0, 64**-0.25),
         fixed_lr=10**-3, choose_seeds=(0, 1), confirm_seeds=(2, 3, 4), early=200),
 }
 

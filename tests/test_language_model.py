@@ -75,3 +75,14 @@ def test_the_budget_verdicts_of_the_full_profile():
     study = language_study()
     v = verdicts(study, run_language(study))
     assert all(math.isfinite(s) for s in v.steps.values())
+
+
+@pytest.mark.claims
+def test_at_the_first_step_the_query_gradient_is_proportional_to_the_factor(run_snippet):
+    """Near-uniform rows: dL/dz does not depend on the factor s, dL/dq = s sum_j dL/dz_j k_j,
+    so |grad W_Q| / |grad W_V| moves by sqrt(d_head) from one rule to the next."""
+    result = run_snippet("language-model/training_curves.py").namespace["result"]
+    start = {name: sum(c["start_ratio"]) / len(c["start_ratio"]) for name, c in result["rules"].items()}
+    root = language_study().model.d_head ** 0.5
+    assert start["none"] / start["inv_sqrt"] == pytest.approx(root, rel=0.1)
+    assert start["inv_sqrt"] / start["inv"] == pytest.approx(root, rel=0.1)

@@ -12,6 +12,11 @@ import sdpa
 from sdpa.language import language_study, run_language
 
 
+def end_of(values, share=0.1):
+    """The mean of the last tenth of a curve (steps, seeds), per seed."""
+    return values[-max(1, round(share * len(values))):].mean(0)
+
+
 def training_curves(study=None):
     study = study or language_study()
     tuned = run_language(study)
@@ -23,11 +28,30 @@ def training_curves(study=None):
             "entropy": r.entropy.mean(-1).tolist(),
             "max_logit": r.max_logit.mean(-1).tolist(),
             "grad_ratio": r.grad_ratio.mean(-1).tolist(),
+            "end": {k: end_of(getattr(r, k)).tolist()
+                    for k in ("entropy", "max_logit", "grad_ratio")},
+            "start_ratio": r.grad_ratio[0].tolist(),
         } for name, r in tuned.items()},
     }
 
 
 result = training_curves()
+
+
+
+def mean(values):
+    return sum(values) / len(values)
+
+
+print(sdpa.markdown_table(
+    ["rule", "|∇W_Q| / |∇W_V|, first step", "over the last tenth of training: entropy (nats)",
+     "largest logit", "|∇W_Q| / |∇W_V|"],
+    [(c["label"], mean(c["start_ratio"]), mean(c["end"]["entropy"]),
+      mean(c["end"]["max_logit"]), mean(c["end"]["grad_ratio"]))
+     for c in result["rules"].values()],
+    caption="The panels' numbers: the first step, and the mean over the last tenth of "
+    "training, averaged over the confirmation seeds.",
+))
 
 figure = sdpa.Figure(
     "lm-training-curves",

@@ -12,20 +12,30 @@ it runs, one pickle into that folder holding
   with their keys (configuration, seed offset, device, profile).
 
 One pickle per page keeps what the page's snippets share: a snippet's ``result`` and the
-memo's entry for it are one object after loading too. :func:`load` reads a folder back
-and puts the memo results into the session's own memos, so that a test calling an
-experiment a page ran gets that very result without running it again.
+memo's entry for it are one object after loading too. It appears whole once the page is
+done (:func:`page_file`), so a reader can take each page's runs as they come.
+:func:`load_page` (:func:`load`: a whole folder) reads them back and puts the memo results
+into the session's own memos, so that a test calling an experiment a page ran gets that
+very result without running it again.
 
 Nothing here runs unless the variable is set; the build's output is the same either way.
+A session that builds no site but reads the snippets of several pages runs them in
+workers of its own with ``python -m sitebuild.keep --run <folder> [page.md ...]``
+(:func:`main`): the same jobs as a build's workers, and no site.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import pickle
 import sys
 import types
 from pathlib import Path
+
+from sitebuild import LIBRARY_ROOT
+
+DOCS = LIBRARY_ROOT.parent / "docs"
 
 #: Namespace values that are code, not data: left out of what is kept.
 CODE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
@@ -86,7 +96,7 @@ def run_and_keep(fences: list[tuple[str, str]], folder: str, run) -> list:
                           "failed": outcome.failure is not None}
     memo = {name: {key: value for key, value in table.items() if key not in known.get(name, ())}
             for name, table in memo_tables().items()}
-    path = Path(folder) / f"{fences[0][0].replace('/', '-')}.pickle"
+    path = page_file(folder, fences)
     try:
         data = pickle.dumps({"runs": runs, "memo": {k: v for k, v in memo.items() if v}})
     except Exception:  # noqa: BLE001 - a memo result that does not pickle: keep the runs alone
@@ -97,16 +107,77 @@ def run_and_keep(fences: list[tuple[str, str]], folder: str, run) -> list:
     return outcomes
 
 
-def load(folder: Path) -> dict[str, dict]:
-    """Every snippet run kept in ``folder`` (by ``snippets/<page>/<name>.py``); the memo
+def page_file(folder: str | Path, fences: list[tuple[str, str]]) -> Path:
+    """Where the runs of one page's ``(filename, code)`` fences are kept in ``folder``: it
+    appears, whole, once the page's last fence has run."""
+    return Path(folder) / f"{fences[0][0].replace('/', '-')}.pickle"
+
+
+def load_page(path: Path) -> dict[str, dict]:
+    """The snippet runs of one page's pickle (by ``snippets/<page>/<name>.py``); its memo
     results are added to this process's memos (an entry already there is kept)."""
+    kept = pickle.loads(path.read_bytes())
+    for name, results in kept["memo"].items():
+        module, attribute = name.split(":")
+        table = getattr(importlib.import_module(module), attribute).cache_clear.__self__
+        for key, value in results.items():
+            table.setdefault(key, value)
+    return kept["runs"]
+
+
+def load(folder: Path) -> dict[str, dict]:
+    """Every snippet run kept in ``folder``, each page's as :func:`load_page` reads it."""
     runs: dict[str, dict] = {}
     for path in sorted(Path(folder).glob("*.pickle")):
-        kept = pickle.loads(path.read_bytes())
-        for name, results in kept["memo"].items():
-            module, attribute = name.split(":")
-            table = getattr(importlib.import_module(module), attribute).cache_clear.__self__
-            for key, value in results.items():
-                table.setdefault(key, value)
-        runs.update(kept["runs"])
+        runs.update(load_page(path))
     return runs
+
+
+def run_pages(folder: Path, pages: dict[str, list[tuple[str, str]]], jobs: int) -> None:
+    """Run each page's fences in ``jobs`` worker processes, slowest first (as a build's
+    workers do, :mod:`sitebuild.pool`), keeping their runs in ``folder``; each page's
+    pickle appears as soon as that page is done. A page whose worker died is left out
+    (its reader runs its snippets itself). Its seconds go to the build's schedule."""
+    from sdpa import env
+    from sitebuild import pool, runner
+
+    os.environ[env.KEEP_RUNS] = str(folder)  # before the pool: its workers take this environment
+    workers = pool.Pool(jobs)
+    order = pool.start_order({page: len(fences) for page, fences in pages.items()})
+    futures = {page: workers.submit(runner.run_page, pages[page]) for page in order}
+    seconds = {}
+    try:
+        for page, future in futures.items():
+            try:
+                seconds[page] = round(sum(outcome.seconds for outcome in future.result()), 3)
+            except Exception as error:  # noqa: BLE001 - one page's loss is not the others'
+                print(f"docs/{page}: its worker failed ({error!r}); its snippets are not kept", flush=True)
+    finally:
+        workers.close()
+    pool.remember_seconds(seconds)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m sitebuild.keep --run FOLDER [--jobs N] [PAGE.md ...]``: run the executed
+    fences of the pages named (by default every page under docs/ that has some) in worker
+    processes, keeping every snippet's run in FOLDER, one pickle per page. The test session
+    starts this when it runs the snippets of several pages and builds no site
+    (``tests/conftest.py``, ``SessionSnippets``)."""
+    import argparse
+
+    from sitebuild import runner
+
+    parser = argparse.ArgumentParser(prog="python -m sitebuild.keep", description=main.__doc__.split("\n\n")[0])
+    parser.add_argument("--run", type=Path, required=True, metavar="FOLDER", help="where the runs are kept")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("pages", nargs="*", help="pages under docs/ (default: every page with executed fences)")
+    args = parser.parse_args(argv)
+    names = args.pages or sorted(str(page.relative_to(DOCS)) for page in DOCS.rglob("*.md"))
+    pages = {name: runner.whole_file_fences((DOCS / name).read_text(encoding="utf-8"), [LIBRARY_ROOT])
+             for name in names}
+    args.run.mkdir(parents=True, exist_ok=True)
+    run_pages(args.run, {name: fences for name, fences in pages.items() if fences}, args.jobs)
+
+
+if __name__ == "__main__":
+    main()

@@ -120,6 +120,20 @@ def snippet_bases(config) -> list[Path]:
     return [Path(base).resolve() for base in ([bases] if isinstance(bases, str) else bases)]
 
 
+def whole_file_fences(markdown: str, bases: list[Path]) -> list[tuple[str, str]]:
+    """``(filename, code)`` of each executed fence of a page that runs one whole file, in
+    order: what a worker runs for the page (:func:`run_page`)."""
+    found = []
+    for fence in executed_fences(markdown):
+        if len(fence.includes) != 1 or len(fence.titles) != 1:
+            continue  # not one named file: it runs here, when its page renders
+        include = fence.includes[0][1]
+        path = next((base / include for base in bases if (base / include).is_file()), None)
+        if path is not None:  # else the page fails on its missing include
+            found.append((fence.titles[0], path.read_text(encoding="utf-8")))
+    return found
+
+
 class PageJob:
     """One page's fences, run ahead in a worker; each fence takes its outcome once."""
 
@@ -198,14 +212,7 @@ class SnippetRunner:
     def _fences(self, markdown: str) -> list[tuple[str, str]]:
         """``(filename, code)`` of each fence of a page that runs one whole file, not cached."""
         found = []
-        for fence in executed_fences(markdown):
-            if len(fence.includes) != 1 or len(fence.titles) != 1:
-                continue  # not one named file: it runs here, when its page renders
-            include = fence.includes[0][1]
-            path = next((base / include for base in self.bases if (base / include).is_file()), None)
-            if path is None:
-                continue  # the page fails on its missing include
-            filename, code = fence.titles[0], path.read_text(encoding="utf-8")
+        for filename, code in whole_file_fences(markdown, self.bases):
             key = self._cache_key(code, {"printed": filename})
             if key is None or cache.load(key) is None:
                 found.append((filename, code))

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +45,8 @@ def pytest_addoption(parser):
 #: A test that uses one, directly or through another fixture (the page visits, the served
 #: site), gets the ``site`` marker by itself (:func:`pytest_collection_modifyitems`):
 #: ``python -m pytest -m "not site"`` is the fast tier, every snippet and claim, the
-#: library, the throwaway builds that must fail, no site build.
+#: library, the throwaway builds that must fail, no site build (its snippets run in two
+#: workers all the same: :class:`SessionSnippets`).
 SITE_FIXTURES = {"built_site", "parallel_site", "small_site"}
 
 
@@ -131,9 +134,12 @@ class KeptNamespace(dict):
 
 def _run(snippet: str) -> SnippetRun:
     """A snippet's run: the one the session's site build kept (when this session builds the
-    site), else a run here, now (kept for the session)."""
+    site), or the one the session's snippet workers kept for its page (when it builds none:
+    :class:`SessionSnippets`), else a run here, now (kept for the session)."""
     if snippet not in _runs and _SESSION.build is not None:
         _SESSION.take_kept_runs()
+    if snippet not in _runs:
+        _SNIPPETS.take(snippet)
     if snippet not in _runs:
         from sitebuild.runner import execute
 
@@ -170,8 +176,8 @@ def browser(browser_available):
 
 @pytest.fixture(scope="session")
 def run_snippet():
-    """Run a snippet once per test session (the build's run when the site was built here)
-    and keep its data."""
+    """Run a snippet once per test session (the build's run when the site was built here,
+    the snippet workers' when they ran its page: :func:`_run`) and keep its data."""
     return _run
 
 
@@ -320,8 +326,8 @@ class SessionBuild:
     ``run_snippet`` and the experiments the library memoises take them from there, and no
     snippet runs twice in a session. The serial path (``SDPA_JOBS=1``, every snippet in the
     MkDocs process) and its byte identity with this one are checked on a small site of real
-    snippets (``tests/test_build.py``), and ``python -m pytest -m "not site"`` runs every
-    snippet through the same executor in this process."""
+    snippets (``tests/test_build.py``). A session that builds no site runs its snippets in
+    the same workers without MkDocs (:class:`SessionSnippets`)."""
 
     def __init__(self) -> None:
         self.build: Build | None = None
@@ -356,11 +362,7 @@ class SessionBuild:
         if self.runs is None:
             return
         self.finished()
-        for filename, kept in keep.load(self.runs).items():
-            if not kept["failed"]:
-                snippet = filename.removeprefix("snippets/")
-                _runs.setdefault(snippet, SnippetRun(KeptNamespace(kept["namespace"], snippet), kept["output"],
-                                                     kept["leaks"]))
+        _take(keep.load(self.runs))
         self.runs = None
 
     def stop(self) -> None:
@@ -375,13 +377,128 @@ class SessionBuild:
 _SESSION = SessionBuild()
 
 
-def order_tests(items: list) -> None:
+def _take(kept_runs: dict[str, dict]) -> None:
+    """Kept runs (:mod:`sitebuild.keep`) into ``_runs``; a failed run is left out, so that
+    ``run_snippet`` runs it here and fails as it fails."""
+    for filename, kept in kept_runs.items():
+        if not kept["failed"]:
+            snippet = filename.removeprefix("snippets/")
+            _runs.setdefault(snippet, SnippetRun(KeptNamespace(kept["namespace"], snippet), kept["output"],
+                                                 kept["leaks"]))
+
+
+# ---- the session's snippets, when it builds no site ------------------------------------
+
+
+class SessionSnippets:
+    """The snippets of a session that builds no site (``python -m pytest -m "not site"``):
+    when the selected tests read the snippets of two pages or more, every executed fence of
+    those pages runs in two worker processes, started as the tests are collected
+    (``python -m sitebuild.keep --run``: :class:`sitebuild.pool.Pool` and
+    :func:`sitebuild.runner.run_page`, the build's own workers and jobs, slowest page
+    first), while the tests that need no snippet run here.
+
+    Each page's runs are kept in one pickle (``SDPA_KEEP_RUNS``) that appears when the
+    page is done; ``run_snippet`` waits for its snippet's page alone and takes that page's
+    runs, and the memo results in it go into this session's memos, so the claim tests that
+    call the page's experiments get the very results. A run that failed, or a page whose
+    worker died, runs here and fails as it fails. The workers inherit this process's
+    environment (``--seed-offset``'s ``SDPA_SEED_OFFSET``, ``SDPA_PROFILE``,
+    ``SDPA_DEVICE``). One page's snippets run here, as they are asked for."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+        self.root: Path | None = None
+        self.pickles: dict[str, Path] = {}  # snippet -> the pickle its page's runs will be kept in
+        self.taken: set[Path] = set()
+
+    @staticmethod
+    def pages(items: list) -> list[str]:
+        """The pages whose snippets the selected tests that use ``run_snippet`` read: the
+        snippet a test is parametrised with (``test_snippets.py``), else its own page's
+        (``tests/test_<page>.py``) and those of the snippets its file names
+        (``"derivation/gap_ratio.py"``); a test with neither could read any: every page."""
+        includes = {page: snippets for page, snippets in page_includes().items() if snippets}
+        page_of = {snippet: page for page, snippets in includes.items() for snippet in snippets}
+        named: dict[Path, set[str]] = {}  # test file -> the pages of the snippets it names
+        pages: set[str] = set()
+        for item in items:
+            if "run_snippet" not in getattr(item, "fixturenames", ()):
+                continue
+            snippet = getattr(getattr(item, "callspec", None), "params", {}).get("snippet")
+            if isinstance(snippet, str) and snippet in page_of:
+                pages.add(page_of[snippet])
+                continue
+            if item.path not in named:
+                text = item.path.read_text()
+                own = item.path.stem.removeprefix("test_").replace("_", "-") + ".md"
+                named[item.path] = {page_of[s] for s in page_of if f'"{s}"' in text or f"'{s}'" in text} | (
+                    {own} & set(includes))
+            if not named[item.path]:
+                return sorted(includes)
+            pages |= named[item.path]
+        return sorted(pages)
+
+    def start(self, pages: list[str]) -> None:
+        from sitebuild import keep
+        from sitebuild.runner import whole_file_fences
+
+        self.root = Path(tempfile.mkdtemp(prefix="sdpa-session-runs-"))
+        for page in pages:
+            fences = whole_file_fences((DOCS / page).read_text(), [SNIPPETS])
+            for filename, _ in fences:
+                self.pickles[filename.removeprefix("snippets/")] = keep.page_file(self.root, fences)
+        command = [sys.executable, "-m", "sitebuild.keep", "--run", str(self.root), "--jobs", PARALLEL_JOBS, *pages]
+        with open(self.root / "output.txt", "w") as output:  # a file: a full pipe would stall the workers
+            self.process = subprocess.Popen(command, cwd=REPO, stdout=output, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+
+    def take(self, snippet: str) -> None:
+        """The kept runs of ``snippet``'s page into ``_runs``, once the page is done (none:
+        it is not one of the workers' pages, or its worker died)."""
+        from sitebuild import keep
+
+        path = self.pickles.get(snippet)
+        if path is None or path in self.taken:
+            return
+        while not path.exists() and self.process.poll() is None:
+            time.sleep(0.05)
+        self.taken.add(path)
+        if path.exists():
+            _take(keep.load_page(path))
+        else:
+            status, output = self.finished()
+            warnings.warn(f"the snippet workers kept no runs for snippets/{snippet}'s page (exit status {status}); "
+                          f"its snippets run here:\n{output[-3000:]}", pytest.PytestWarning, stacklevel=2)
+
+    def finished(self) -> tuple[int, str]:
+        """The workers' exit status and what they printed, once they have ended."""
+        self.process.wait()
+        return self.process.returncode, (self.root / "output.txt").read_text()
+
+    def missing(self) -> list[str]:
+        """The snippets of the workers' pages whose runs were not kept (a worker died)."""
+        return sorted(snippet for snippet, path in self.pickles.items() if not path.exists())
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:  # the session ended first (-x, Ctrl-C)
+            os.killpg(self.process.pid, signal.SIGKILL)  # the workers and their forkserver too
+            self.process.wait()
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+_SNIPPETS = SessionSnippets()
+
+
+def order_tests(items: list, snippet_workers: bool = False) -> None:
     """Each test waits for as little as can be: first those that need no work from the
-    background; then, while the session's build runs, those whose work started ahead (the
-    build's snippets are not ready yet), or else the snippets here first (the work started
-    ahead goes on beside them); then the site's tests; the visits last."""
-    building = any("parallel_site" in names or "built_site" in names
-                   for names in (set(getattr(item, "fixturenames", ())) for item in items))
+    background; then, while the session's build or its snippet workers
+    (:class:`SessionSnippets`) run, those whose work started ahead (the snippets are not
+    ready yet), or else the snippets here first (the work started ahead goes on beside
+    them); then the site's tests; the visits last."""
+    building = snippet_workers or any("parallel_site" in names or "built_site" in names
+                                      for names in (set(getattr(item, "fixturenames", ())) for item in items))
 
     def order(item) -> int:
         names = set(getattr(item, "fixturenames", ()))
@@ -400,24 +517,31 @@ def order_tests(items: list) -> None:
 @pytest.hookimpl(tryfirst=True)  # ordered before anything reads the list
 def pytest_collection_finish(session):
     """Start the session's build now if a selected test needs the site (and no built site
-    was given): it runs in its own processes while the tests here run."""
-    order_tests(session.items)
+    was given), else its snippet workers if the selected tests read the snippets of two
+    pages or more (:class:`SessionSnippets`): they run in their own processes while the
+    tests here run."""
+    uses = [set(getattr(item, "fixturenames", ())) for item in session.items]
+    given = bool(os.environ.get(sdpa_env.BUILT_SITE))
+    builds = any("parallel_site" in names or ({"built_site"} & names and not given) for names in uses)
+    pages = [] if builds else SessionSnippets.pages(session.items)
+    order_tests(session.items, snippet_workers=len(pages) > 1)
     session.config.stash[_SELECTED] = list(session.items)
     if session.config.option.collectonly:
         return
-    uses = [set(getattr(item, "fixturenames", ())) for item in session.items]
     for fixture, start in _AHEAD.items():
         if any(fixture in names for names in uses):
             _STARTED[fixture] = start()
-    given = bool(os.environ.get(sdpa_env.BUILT_SITE))
-    if any("parallel_site" in names or ({"built_site"} & names and not given) for names in uses):
+    if builds:
         _SESSION.start()
+    elif len(pages) > 1:
+        _SNIPPETS.start(pages)
 
 
 def pytest_unconfigure(config):
     for _, _, stop in _WHEN_BUILT:
         stop()
     _SESSION.stop()
+    _SNIPPETS.stop()
     for started in _STARTED.values():  # work started ahead that no test took (-x, -k)
         for part in started if isinstance(started, tuple) else (started,):
             if isinstance(part, subprocess.Popen) and part.poll() is None:

@@ -3,20 +3,49 @@
 from __future__ import annotations
 
 import traceback
+from types import SimpleNamespace
 
 import pytest
 
-from conftest import DOCS, LIBRARY, SNIPPETS, included_snippets, page_includes
+from conftest import _SNIPPETS, DOCS, LIBRARY, REPO, SNIPPETS, SessionSnippets, included_snippets, page_includes
 from sitebuild.fences import executed_fences, problems
 from sitebuild.runner import SnippetError, execute
 
 
 @pytest.mark.parametrize("snippet", included_snippets())
 def test_snippet_runs_and_prints(snippet, run_snippet):
-    run = run_snippet(snippet)  # the build's run, when the site was built in this session
+    run = run_snippet(snippet)  # the build's run or the snippet workers', when the session has either
     assert run.output.strip(), f"snippets/{snippet} printed nothing"
     assert "result" in run.namespace, f"snippets/{snippet} should leave its data in `result` for the tests"
     assert not run.leaks, f"snippets/{snippet} {' and '.join(run.leaks)}"
+
+
+def test_the_session_s_snippet_workers_kept_every_page(run_snippet):
+    """When this session builds no site and reads the snippets of several pages, its two
+    snippet workers (``conftest.SessionSnippets``) run every fence of those pages and keep
+    each page's runs; none is left to run here."""
+    if _SNIPPETS.process is None:
+        pytest.skip("this session has no snippet workers: it builds the site, or reads one page's snippets")
+    status, output = _SNIPPETS.finished()
+    assert status == 0, output
+    assert not _SNIPPETS.missing(), output
+
+
+def _item(test_file: str, snippet: str | None = None) -> SimpleNamespace:
+    params = {"snippet": snippet} if snippet else {}
+    return SimpleNamespace(fixturenames=["run_snippet"], path=REPO / "tests" / test_file,
+                           callspec=SimpleNamespace(params=params))
+
+
+def test_the_snippet_workers_run_the_pages_the_selected_tests_read():
+    """A page's tests read its page's snippets and those their file names; a test of no page
+    that names none could read any; a parametrised snippet is its own page's."""
+    pages = SessionSnippets.pages
+    assert pages([_item("test_tuning.py"), _item("test_language_model.py")]) == ["language-model.md", "tuning.md"]
+    assert pages([_item("test_figures.py")]) == ["derivation.md"]  # it reads derivation/gap_ratio.py
+    snippet = included_snippets()[-1]
+    assert pages([_item("test_snippets.py", snippet)]) == [snippet.split("/")[0] + ".md"]
+    assert pages([_item("test_lint.py")]) == sorted(page for page, found in page_includes().items() if found)
 
 
 def test_every_snippet_is_included_by_a_page():

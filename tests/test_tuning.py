@@ -285,11 +285,13 @@ def test_the_plateau_lines_say_what_the_table_shows(plateau):
 
 
 @pytest.mark.profiles("quick")
-def test_at_600_steps_the_unscaled_head_is_still_learning_and_still_far_behind(plateau):
+def test_at_600_steps_the_unscaled_head_is_still_learning_and_still_behind(plateau):
     rows = {(r["optimizer"], r["rule"]): r for r in plateau["result"]["rows"]}
     for optimizer in ("adam", "sgd"):
         none, scaled = rows[optimizer, "none"], rows[optimizer, "1/√d_k"]
         gain = torch.tensor(none["early"]) - torch.tensor(none["final"])
         assert gain.mean().item() > 2 * se(gain), "still falling, paired by seed"
-        assert none["reached"] <= 1 and scaled["reached"] == scaled["seeds"]
-        assert clearly_above(torch.tensor(none["final"]), torch.tensor(scaled["final"]), factor=5)
+        # whether the unscaled seeds reach 0.1 within 600 steps depends on the rate the
+        # 150-step sweep picked (none at offset 0, all five at offset 3): not claimed
+        assert scaled["reached"] == scaled["seeds"]
+        assert clearly_above(torch.tensor(none["final"]), torch.tensor(scaled["final"]), factor=3)

@@ -34,6 +34,9 @@ result = plateau()
 
 
 def mean_se(values):
+    diverged = sum(not math.isfinite(v) for v in values)
+    if diverged:
+        return f"diverged ({diverged} of {len(values)} seeds)"
     n = len(values)
     mean = sum(values) / n
     sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5

@@ -294,4 +294,8 @@ def test_at_600_steps_the_unscaled_head_is_still_learning_and_still_behind(plate
         # whether the unscaled seeds reach 0.1 within 600 steps depends on the rate the
         # 150-step sweep picked (none at offset 0, all five at offset 3): not claimed
         assert scaled["reached"] == scaled["seeds"]
-        assert clearly_above(torch.tensor(none["final"]), torch.tensor(scaled["final"]), factor=3)
+        high, low = torch.tensor(none["final"]), torch.tensor(scaled["final"])
+        # SGD: at least three times 1/sqrt(d_k)'s, clearly (9x and more over offsets 0-19);
+        # Adam: higher on average (from 1.7x to 30x: it depends on the rate the sweep picked)
+        assert clearly_above(high, low, factor=3) if optimizer == "sgd" else \
+            clearly_above(high, low, sigmas=0)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import linecache
 import os
+import re
 import sys
 import time
 import types
@@ -134,6 +135,17 @@ def whole_file_fences(markdown: str, bases: list[Path]) -> list[tuple[str, str]]
     return found
 
 
+RUNS_WITH = re.compile(r"\A---\n(?:.*\n)*?runs_with:\s*(\S+)\s*\n(?:.*\n)*?---\n")
+
+
+def runs_with(markdown: str) -> str | None:
+    """The page named by a page's front matter ``runs_with: other.md``: the build's worker
+    for that page runs this page's snippets too, after its own, so that both share the
+    experiments the library memoises (a page split off another that reads the same runs)."""
+    found = RUNS_WITH.match(markdown)
+    return found.group(1) if found else None
+
+
 class PageJob:
     """One page's fences, run ahead in a worker; each fence takes its outcome once."""
 
@@ -202,12 +214,21 @@ class SnippetRunner:
         size = pool.workers()
         if size == 1 or len(pages) < 2:
             return
+        hosted = {}  # page -> the page whose worker runs its fences too (front matter `runs_with`)
+        for file in files.documentation_pages():
+            host = runs_with(file.content_string) if file.src_uri in pages else None
+            if host in pages and host not in notebooks and file.src_uri not in notebooks:
+                hosted[file.src_uri] = host
+        for page, host in hosted.items():
+            pages[host] = pages[host] + pages.pop(page)
         self.pool = pool.Pool(size)
         for page in pool.start_order({page: len(fences) for page, fences in pages.items()}):
             if page in notebooks:
                 notebook.run_ahead(notebooks[page], self.pool.submit(notebook.to_html, *notebooks[page]))
             else:
                 self.jobs[page] = PageJob(pages[page], self.pool.submit(run_page, pages[page]))
+        for page, host in hosted.items():
+            self.jobs[page] = self.jobs[host]
 
     def _fences(self, markdown: str) -> list[tuple[str, str]]:
         """``(filename, code)`` of each fence of a page that runs one whole file, not cached."""

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import (REPO, SNIPPETS, ahead, build_in_process, included_snippets, mkdocs, network_can_be_cut,
+from conftest import (DOCS, REPO, SNIPPETS, ahead, build_in_process, included_snippets, mkdocs, network_can_be_cut,
                       page_includes, run_ahead)
 from sdpa import env
 
@@ -326,3 +326,14 @@ def test_serve_keeps_serving_and_shows_the_error(tmp_path):
         server.terminate()
         terminal = server.communicate(timeout=30)[0]
     assert "boom.py, line 4" in terminal
+
+
+def test_a_page_split_off_another_runs_in_its_worker():
+    """Front matter ``runs_with: other.md`` puts a page's snippets in that page's worker job
+    (after its own), so the two share the library's memoised runs; the transfer page reads
+    the tuning page's sweeps."""
+    from sitebuild.runner import runs_with
+
+    assert runs_with("---\n# why\nruns_with: tuning.md\n---\n\n# Title\n") == "tuning.md"
+    assert runs_with("# Title\n\nruns_with: tuning.md\n") is None
+    assert runs_with((DOCS / "transfer.md").read_text()) == "tuning.md"

@@ -295,7 +295,8 @@ def test_at_600_steps_the_unscaled_head_is_still_learning_and_still_behind(plate
         # 150-step sweep picked (none at offset 0, all five at offset 3): not claimed
         assert scaled["reached"] == scaled["seeds"]
         high, low = torch.tensor(none["final"]), torch.tensor(scaled["final"])
-        # SGD: at least twice 1/sqrt(d_k)'s, clearly (6x to 20x over the offsets tried);
-        # Adam: higher on average (from 1.7x to 30x: it depends on the rate the sweep picked)
-        assert clearly_above(high, low, factor=2) if optimizer == "sgd" else \
+        # SGD: clearly higher (geometric means 7x to 20x over the offsets tried, but the
+        # unscaled seeds spread over a decade); Adam: higher on average (1.7x to 30x: it
+        # depends on the rate the 150-step sweep picked)
+        assert clearly_above(high, low) if optimizer == "sgd" else \
             clearly_above(high, low, sigmas=0)

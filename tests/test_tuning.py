@@ -285,12 +285,12 @@ def test_the_plateau_lines_say_what_the_table_shows(plateau):
 
 
 @pytest.mark.profiles("quick")
-def test_at_600_steps_the_unscaled_head_is_still_learning_and_still_behind(plateau):
+def test_at_600_steps_the_unscaled_head_still_ends_higher(plateau):
     rows = {(r["optimizer"], r["rule"]): r for r in plateau["result"]["rows"]}
     for optimizer in ("adam", "sgd"):
         none, scaled = rows[optimizer, "none"], rows[optimizer, "1/√d_k"]
-        gain = torch.tensor(none["early"]) - torch.tensor(none["final"])
-        assert gain.mean().item() > 2 * se(gain), "still falling, paired by seed"
+        # whether it is still falling at the end depends on the seeds (not at offsets 12,
+        # 13, 15, 16): the lines under the table say which, and are not claimed here
         # whether the unscaled seeds reach 0.1 within 600 steps depends on the rate the
         # 150-step sweep picked (none at offset 0, all five at offset 3): not claimed
         assert scaled["reached"] == scaled["seeds"]

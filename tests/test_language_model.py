@@ -71,10 +71,31 @@ def test_every_window_has_both_edges_worse_by_two_standard_errors(run_snippet):
 
 @pytest.mark.claims
 @pytest.mark.profiles("full")
-def test_the_budget_verdicts_of_the_full_profile():
+def test_the_full_builds_verdict_no_factor_and_qk_norm_end_lower_1_over_d_higher():
+    """The page's full-profile box: at the end of the budget, paired by seed, no factor and
+    QK-norm end below 1/sqrt(d_head) and 1/d_head above it, each by two standard errors."""
     study = language_study()
-    v = verdicts(study, run_language(study))
+    tuned = run_language(study)
+    v = verdicts(study, tuned)
+    assert tuned["none"].config.qk_lr == 1.0, "the choice seeds kept W_Q and W_K's rate x 1"
+    for rule, sign in (("none", -1), ("qk_norm", -1), ("inv", +1)):
+        mean, err = v.versus[rule]
+        assert sign * mean > 2 * err, (rule, mean, err)
     assert all(math.isfinite(s) for s in v.steps.values())
+
+
+@pytest.mark.claims
+@pytest.mark.profiles("full")
+def test_the_full_builds_attention_without_the_factor_ends_sharpest(run_snippet):
+    """Without the factor attention ends the sharpest, with the largest logits, and W_Q's
+    gradient is not starved; 1/d_head's rows stay the flattest."""
+    rules = run_snippet("language-model/training_curves.py").namespace["result"]["rules"]
+    end = {name: {k: sum(v) / len(v) for k, v in c["end"].items()} for name, c in rules.items()}
+    entropy = sorted(end, key=lambda name: end[name]["entropy"])
+    assert entropy[0] == "none" and entropy[-1] == "inv"
+    logits = sorted(end, key=lambda name: end[name]["max_logit"])
+    assert logits[-1] == "none" and end["none"]["max_logit"] > 2 * end["inv_sqrt"]["max_logit"]
+    assert end["none"]["grad_ratio"] > end["inv_sqrt"]["grad_ratio"] > end["inv"]["grad_ratio"]
 
 
 @pytest.mark.claims

@@ -295,8 +295,6 @@ def test_at_600_steps_the_unscaled_head_still_ends_higher(plateau):
         # 150-step sweep picked (none at offset 0, all five at offset 3): not claimed
         assert scaled["reached"] == scaled["seeds"]
         high, low = torch.tensor(none["final"]), torch.tensor(scaled["final"])
-        # SGD: clearly higher (geometric means 7x to 20x over the offsets tried, but the
-        # unscaled seeds spread over a decade); Adam: higher on average (1.7x to 30x: it
-        # depends on the rate the 150-step sweep picked)
-        assert clearly_above(high, low) if optimizer == "sgd" else \
-            clearly_above(high, low, sigmas=0)
+        # higher on average (geometric means over the seeds): by 1.7x to 30x over offsets
+        # 0-19, by the rate the 150-step sweep picked; not always by two standard errors
+        assert clearly_above(high, low, sigmas=0)

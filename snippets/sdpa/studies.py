@@ -412,7 +412,10 @@ def run_plateau(study: PlateauStudy | None = None
     study = study or plateau_study()
     tuned = run_tuning(study.tuning)
     keys = [k for k in tuned if k[1] in study.d_ks]
-    histories = run_recalls(tuple(study.experiment(tuned[k]) for k in keys))
+    histories = [h for d_k in study.d_ks  # one ensemble per d_k (run_recalls' rule)
+                 for h in run_recalls(tuple(study.experiment(tuned[k]) for k in keys
+                                            if k[1] == d_k))]
+    keys = [k for d_k in study.d_ks for k in keys if k[1] == d_k]
     t, last = study.tuning, study.tuning.last
     out = {}
     for key, history in zip(keys, histories):

@@ -9,6 +9,8 @@ stated value, and the loss at the end.
 
 import math
 
+import torch
+
 import sdpa
 from sdpa.studies import plateau_study, run_plateau
 from sdpa.training import OPTIMIZER_LABELS
@@ -19,12 +21,18 @@ def plateau(study=None):
     rows = []
     for (optimizer, d_k, rule), run in run_plateau(study).items():
         reached = [s for s in run.steps_to.tolist() if math.isfinite(s)]
+        tenth = max(1, len(run.steps) // 10)  # the last tenth of the run against the one before
+        drop = run.loss[-2 * tenth:-tenth].mean(0) - run.loss[-tenth:].mean(0)  # per seed
+        finite = drop[torch.isfinite(drop)]
         rows.append({
             "optimizer": optimizer, "d_k": d_k, "rule": rule.label, "lr": run.arm.best_lr,
             "early": run.early.tolist(), "final": run.final.tolist(),
             "reached": len(reached), "seeds": len(run.final),
             "median_steps": sorted(run.steps_to.tolist())[len(run.final) // 2],
             "steps": list(run.steps), "curve": run.loss.mean(1).tolist(),
+            # still falling at the end: the last tenth below the one before, by 2 SE
+            "falling": len(finite) > 1 and finite.mean().item()
+            > 2 * finite.std().item() / len(finite) ** 0.5,
         })
     return {"rows": rows, "budget": study.tuning.steps, "steps": study.steps,
             "threshold": study.threshold}
@@ -40,7 +48,7 @@ def mean_se(values):
     n = len(values)
     mean = sum(values) / n
     sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
-    return f"{mean:.3f} ± {sd / n ** 0.5:.3f}"
+    return f"{mean:.3g} ± {sd / n ** 0.5:.2g}"
 
 
 def steps(r):
@@ -74,14 +82,13 @@ for optimizer in ("adam", "sgd"):
         at = {r["rule"]: r for r in result["rows"]
               if (r["optimizer"], r["d_k"]) == (optimizer, d_k)}
         none, scaled = at["none"], at["1/√d_k"]
-        falling = mean(none["final"]) < mean(none["early"])
         lines.append(
-            f"{OPTIMIZER_LABELS[optimizer]}, d_k = {d_k}: without the factor the loss "
-            f"{'is still falling' if falling else 'has stopped falling'} "
-            f"({mean(none['early']):.3f} at step {result['budget']}, "
-            f"{mean(none['final']):.3f} at step {result['steps']}) and ends "
-            f"{mean(none['final']) / mean(scaled['final']):.0f} times 1/√d_k's "
-            f"({mean(scaled['final']):.3f}); {none['reached']} of {none['seeds']} seeds reach "
+            f"{OPTIMIZER_LABELS[optimizer]}, d_k = {d_k}: without the factor the loss goes "
+            f"from {mean(none['early']):.3g} at step {result['budget']} to "
+            f"{mean(none['final']):.3g} at step {result['steps']}, "
+            f"{'still falling' if none['falling'] else 'no longer falling clearly'} at the "
+            f"end, {mean(none['final']) / mean(scaled['final']):.2g} times 1/√d_k's "
+            f"({mean(scaled['final']):.3g}); {none['reached']} of {none['seeds']} seeds reach "
             f"{result['threshold']:g}, against {scaled['reached']} of {scaled['seeds']}.")
 print("\n".join(f"- {line}" for line in lines) + "\n")
 
@@ -96,9 +103,12 @@ figure = sdpa.Figure(
 with figure as axes:
     for ax, optimizer in zip(axes, ("adam", "sgd")):
         mine = [r for r in result["rows"] if r["optimizer"] == optimizer]
-        for color, style, r in zip(sdpa.PALETTE, ("-", "--", ":") * 3, mine):
-            label = r["rule"] if len({x["d_k"] for x in mine}) == 1 else f"{r['rule']}, {r['d_k']}"
-            ax.plot(r["steps"], r["curve"], style, color=color, label=label)
+        rules = list(dict.fromkeys(r["rule"] for r in mine))
+        d_ks = sorted({r["d_k"] for r in mine})
+        for r in mine:  # colour: the rule; line style: d_k (one d_k in the quick profile)
+            label = r["rule"] if len(d_ks) == 1 else f"{r['rule']}, d_k = {r['d_k']}"
+            ax.plot(r["steps"], r["curve"], ("-", "--", ":")[d_ks.index(r["d_k"]) % 3],
+                    color=sdpa.PALETTE[rules.index(r["rule"])], label=label)
         ax.axvline(result["budget"], color=sdpa.INK, ls=":", lw=1)
         ax.set(yscale="log", xlabel="training step", title=OPTIMIZER_LABELS[optimizer])
     axes[0].set(ylabel="loss (nats)")

@@ -10,12 +10,13 @@ import torch
 from sdpa import runtime, survey
 from sdpa.attention import Scale, jacobian
 from sdpa.recall import Arm
-from sdpa.studies import Ablation, run_ablation
+from sdpa.sizes import sizes
+from sdpa.studies import run_ablation
 
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims
 
-ABLATION = Ablation()
+ABLATION = sizes().ablation
 CHANCE, UNIFORM = math.log(32), math.log(ABLATION.n_pairs)
 NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
 

@@ -7,7 +7,10 @@ import math
 import pytest
 
 from sdpa.attention import Scale
-from sdpa.studies import QK_NORM_ARMS, QK_NORM_SWEEP
+from sdpa.sizes import SIZES, sizes
+from sdpa.studies import QK_NORM_ARMS
+
+QK_NORM_SWEEP = sizes().qk_norm
 
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims
@@ -99,8 +102,10 @@ def test_experiment_matches_the_prose():
     cfg = QK_NORM_SWEEP.arms[0]
     assert (cfg.n_layers, cfg.n_heads, cfg.d_model, cfg.d_head) == (2, 2, 32, 16)
     assert (cfg.vocab, cfg.context // 2) == (8, 8)
-    assert QK_NORM_SWEEP.lrs == (1e-3, 3e-3, 1e-2, 3e-2, 1e-1) and len(QK_NORM_SWEEP.seeds) == 2
+    assert QK_NORM_SWEEP.lrs == (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+    assert {name: len(s.qk_norm.seeds) for name, s in SIZES.items()} == {"quick": 2, "full": 5}
     assert (QK_NORM_SWEEP.steps, QK_NORM_SWEEP.batch) == (120, 8)
     assert QK_NORM_ARMS[CAP].softcap == 10.0 and QK_NORM_ARMS[QK].qk_norm == "rms"
     assert QK_NORM_ARMS[NO_SCALE].scale is Scale.NONE and QK_NORM_ARMS[QK_NO_SCALE].scale is Scale.NONE
-    assert len(QK_NORM_SWEEP.arms) * len(QK_NORM_SWEEP.lrs) * len(QK_NORM_SWEEP.seeds) == 50
+    quick = SIZES["quick"].qk_norm
+    assert len(quick.arms) * len(quick.lrs) * len(quick.seeds) == 50

@@ -7,11 +7,12 @@ import math
 import pytest
 
 from sdpa.attention import Scale
-from sdpa.studies import Tuning, predicted_lr_exponent
+from sdpa.sizes import sizes
+from sdpa.studies import predicted_lr_exponent
 
 pytestmark = pytest.mark.claims
 
-TUNING = Tuning()
+TUNING = sizes().tuning
 NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
 D_KS = TUNING.d_ks
 

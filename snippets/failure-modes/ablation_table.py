@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import sdpa
 from sdpa.recall import Arm
-from sdpa.studies import Ablation, run_ablation
+from sdpa.sizes import sizes
+from sdpa.studies import run_ablation
 from sdpa.training import OPTIMIZER_LABELS
 
 THRESHOLD = 0.5
-ABLATION = Ablation()
+ABLATION = sizes().ablation
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ import math
 
 import sdpa
 from sdpa.plots import draw_ablation
-from sdpa.studies import Ablation, run_ablation
+from sdpa.sizes import sizes
+from sdpa.studies import run_ablation
 
-ABLATION = Ablation()
+ABLATION = sizes().ablation
 runs = run_ablation(ABLATION)
 result = runs  # {(optimiser, d_k): RecallHistory}
 n_pairs = ABLATION.n_pairs

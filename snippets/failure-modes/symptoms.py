@@ -14,9 +14,10 @@ import math
 import sdpa
 from sdpa.attention import Scale
 from sdpa.recall import Arm
-from sdpa.studies import Ablation, run_ablation
+from sdpa.sizes import sizes
+from sdpa.studies import run_ablation
 
-ABLATION = Ablation()
+ABLATION = sizes().ablation
 runs = run_ablation(ABLATION)
 first = next(iter(runs.values())).experiment
 CHANCE, UNIFORM = math.log(first.n_values), math.log(first.n_pairs)

@@ -7,7 +7,10 @@ the highest learning rate: without QK-norm on the left, with it on the right.
 
 import sdpa
 from sdpa.gpt import run_gpt
-from sdpa.studies import QK_NORM_ARMS, QK_NORM_SWEEP
+from sdpa.sizes import sizes
+from sdpa.studies import QK_NORM_ARMS
+
+QK_NORM_SWEEP = sizes().qk_norm
 
 HIGH_LR = max(QK_NORM_SWEEP.lrs)
 SHOWN = ["scaled", "qk_norm"]

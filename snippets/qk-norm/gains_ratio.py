@@ -14,7 +14,10 @@ import math
 
 import sdpa
 from sdpa.gpt import run_gpt
-from sdpa.studies import QK_NORM_ARMS, QK_NORM_SWEEP
+from sdpa.sizes import sizes
+from sdpa.studies import QK_NORM_ARMS
+
+QK_NORM_SWEEP = sizes().qk_norm
 
 LOW = sorted(QK_NORM_SWEEP.lrs)[:3]  # below the two rates at which almost no run learns
 

@@ -10,7 +10,10 @@ gap between the seeds of one learning rate.
 
 import sdpa
 from sdpa.gpt import lr_sensitivity, run_gpt
-from sdpa.studies import QK_NORM_ARMS, QK_NORM_SWEEP
+from sdpa.sizes import sizes
+from sdpa.studies import QK_NORM_ARMS
+
+QK_NORM_SWEEP = sizes().qk_norm
 
 LEARNED = 0.2  # a held-out loss below this: the run found the copy circuit
 

@@ -8,9 +8,14 @@ returns typed results:
   initialisations at one learning rate per optimiser;
 * :class:`TemperatureStudy` (the temperature page): the scale rules at several head
   dimensions, a learned scale and two reparameterisations;
-* ``QK_NORM_ARMS`` and ``QK_NORM_SWEEP`` (the QK-norm page): GPT learning-rate sweeps;
-* :class:`Tuning`, ``BLOCK_TUNING`` and :class:`LearnedScaleStudy` (the tuned comparisons
-  page): every rule at its own best learning rate, and a learned scale above it.
+* ``QK_NORM_ARMS`` (the QK-norm page): the arms of its GPT learning-rate sweep;
+* :class:`Tuning`, :func:`own_rate_tuning`, :func:`block_tuning`, :class:`LearnedScaleStudy`
+  and :class:`PlateauStudy` (the tuned comparisons page): every rule at its own best
+  learning rate, with W_Q and W_K's own rate, in a block, under a learned scale, and run on
+  past the tuning's budget.
+
+How large each study is in the two profiles (``quick`` and ``full``) is written once, in
+:mod:`sdpa.sizes`: the snippets take their studies from there.
 """
 
 from __future__ import annotations
@@ -22,11 +27,10 @@ from dataclasses import dataclass
 import torch
 
 from sdpa.attention import Scale
-from sdpa.gpt import GPTSweep
 from sdpa.models import GPTConfig
 from sdpa.recall import (Arm, Optimizer, RecallExperiment, RecallHistory, RecallMetrics,
                          run_recalls, scale_arms)
-from sdpa.runtime import memo, profile
+from sdpa.runtime import memo
 
 
 # ------------------------------------------------------------------ the failure-modes ablation
@@ -55,7 +59,7 @@ class Ablation:
 
 
 @memo
-def run_ablation(ablation: Ablation = Ablation()) -> dict[tuple[Optimizer, int], RecallHistory]:
+def run_ablation(ablation: Ablation) -> dict[tuple[Optimizer, int], RecallHistory]:
     """Every experiment of ``ablation``, keyed by (optimiser, d_k); the optimisers of one
     d_k train as one ensemble."""
     runs = {}
@@ -105,7 +109,7 @@ class TemperatureStudy:
 # ------------------------------------------------------------------ the QK-norm sweep
 
 
-#: The QK-norm page's arms and its sweep: every arm, five learning rates, two seeds.
+#: The QK-norm page's arms (its sweep, of learning rates and seeds: :mod:`sdpa.sizes`).
 QK_NORM_ARMS: dict[str, GPTConfig] = {
     "scaled": GPTConfig(),
     "unscaled": GPTConfig(scale=Scale.NONE),
@@ -113,7 +117,6 @@ QK_NORM_ARMS: dict[str, GPTConfig] = {
     "qk_norm_unscaled": GPTConfig(qk_norm="rms", scale=Scale.NONE),
     "softcap": GPTConfig(softcap=10.0),
 }
-QK_NORM_SWEEP = GPTSweep(arms=tuple(QK_NORM_ARMS.values()))
 
 
 # ------------------------------------------------------------------ tuned comparisons
@@ -284,7 +287,7 @@ class TunedArm:
 
 
 @memo
-def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], TunedArm]:
+def run_tuning(tuning: Tuning) -> dict[tuple[Optimizer, int, Scale], TunedArm]:
     """Sweep, choose and confirm every rule at every (optimiser, d_k); memoised. Every
     (optimiser, rule) of one d_k and stage trains in one ensemble."""
     fixed_lrs = dict(tuning.ablation.optimizers)
@@ -312,18 +315,18 @@ def run_tuning(tuning: Tuning = Tuning()) -> dict[tuple[Optimizer, int, Scale], 
         tuning.optimizers.index(k[0]), tuning.d_ks.index(k[1]), tuning.rules.index(k[2])))}
 
 
-#: The unscaled head with W_Q and W_K's own rate: d_k^(-1/4) or d_k^(-1/2) times the shared
-#: one (the multipliers the equivalence names under Adam and under SGD; d_k^0 is the plain
-#: head of ``Tuning()``), the shared rate swept around 1/sqrt(d_k)'s centre; its seeds.
-OWN_RATE_TUNING = Tuning(rules=(Scale.NONE,), qk_rates=(-0.25, -0.5),
-                         centres=(("adam", Scale.NONE, -7), ("sgd", Scale.NONE, -1)))
+def own_rate_tuning(tuning: Tuning) -> Tuning:
+    """The unscaled head of ``tuning`` with W_Q and W_K's own rate: d_k^(-1/4) or d_k^(-1/2)
+    times the shared one (the multipliers the equivalence names under Adam and under SGD;
+    d_k^0 is ``tuning``'s plain head), the shared rate swept around 1/sqrt(d_k)'s centre."""
+    return dataclasses.replace(tuning, rules=(Scale.NONE,), qk_rates=(-0.25, -0.5), centres=(
+        ("adam", Scale.NONE, -7), ("sgd", Scale.NONE, -1)))
 
-#: The tuned comparison in a realistic shape: 4 heads of d_k = 16 in one block with a
-#: residual stream and LayerNorm (d_model = 64), Adam, everything else as in ``Tuning()``.
-BLOCK_TUNING = Tuning(heads=4, d_ks=(16,), optimizers=("adam",))
-#: The block's unscaled head with W_Q and W_K's own rate, as ``OWN_RATE_TUNING``.
-BLOCK_OWN_RATE_TUNING = dataclasses.replace(OWN_RATE_TUNING, heads=4, d_ks=(16,),
-                                            optimizers=("adam",))
+
+def block_tuning(tuning: Tuning) -> Tuning:
+    """``tuning`` in a realistic shape: 4 heads of d_k = 16 in one block with a residual
+    stream and LayerNorm (d_model = 64), Adam, everything else unchanged."""
+    return dataclasses.replace(tuning, heads=4, d_ks=(16,), optimizers=("adam",))
 
 
 @dataclass(frozen=True)
@@ -380,18 +383,6 @@ class PlateauStudy:
             steps=self.steps)
 
 
-#: The plateau study's two sizes (see :func:`plateau_study`).
-PLATEAU_SIZES: dict[str, PlateauStudy] = {
-    "quick": PlateauStudy(),
-    "full": PlateauStudy(d_ks=(16, 64, 256), steps=3000),
-}
-
-
-def plateau_study() -> PlateauStudy:
-    """The plateau study at the size of the current profile."""
-    return PLATEAU_SIZES[profile()]
-
-
 @dataclass(frozen=True)
 class PlateauRun:
     """One tuned rule run long: its loss per record and seed, and three readings of it."""
@@ -405,11 +396,8 @@ class PlateauRun:
 
 
 @memo
-def run_plateau(study: PlateauStudy | None = None
-                ) -> dict[tuple[Optimizer, int, Scale], PlateauRun]:
-    """Every tuned rule of ``study`` (the current profile's by default) run long; the runs
-    of one d_k train as one ensemble."""
-    study = study or plateau_study()
+def run_plateau(study: PlateauStudy) -> dict[tuple[Optimizer, int, Scale], PlateauRun]:
+    """Every tuned rule of ``study`` run long; the runs of one d_k train as one ensemble."""
     tuned = run_tuning(study.tuning)
     keys = [k for k in tuned if k[1] in study.d_ks]
     histories = [h for d_k in study.d_ks  # one ensemble per d_k (run_recalls' rule)

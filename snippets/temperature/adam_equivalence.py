@@ -10,9 +10,9 @@ under Adam; (c) starts with the same forward pass and then trains differently.
 import sdpa
 from sdpa.attention import Scale
 from sdpa.recall import Arm, run_recall
-from sdpa.studies import TemperatureStudy
+from sdpa.sizes import sizes
 
-STUDY = TemperatureStudy()
+STUDY = sizes().temperature
 
 
 def adam_equivalence(d_k=STUDY.main_d_k):

@@ -9,9 +9,9 @@ largest raw score |q.k| relative to its start, per seed.
 import sdpa
 from sdpa.attention import Scale
 from sdpa.recall import Arm, run_recall
-from sdpa.studies import TemperatureStudy
+from sdpa.sizes import sizes
 
-STUDY = TemperatureStudy()
+STUDY = sizes().temperature
 LOSS_TARGET = 0.5
 
 

@@ -11,9 +11,9 @@ import math
 import sdpa
 from sdpa.attention import Scale
 from sdpa.recall import Arm, run_recall
-from sdpa.studies import TemperatureStudy
+from sdpa.sizes import sizes
 
-STUDY = TemperatureStudy()
+STUDY = sizes().temperature
 RULES = [Scale.NONE, Scale.INV, Scale.INV_SQRT]
 
 

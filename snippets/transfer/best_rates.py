@@ -14,10 +14,11 @@ import numpy as np
 import sdpa
 from sdpa.attention import Scale
 from sdpa.plots import SCALE_COLORS
-from sdpa.studies import INVARIANTS, Tuning, predicted_lr_exponent, run_tuning
+from sdpa.sizes import sizes
+from sdpa.studies import INVARIANTS, predicted_lr_exponent, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
-TUNING = Tuning()
+TUNING = sizes().tuning
 
 
 def slope(d_ks, values):

@@ -3,9 +3,9 @@
 One recall head at d_k = 64 with the scale fixed at 1/sqrt(d_k), and with the scale
 learned from there (as log c, same optimiser and rate, no regularisation), at two
 learning rates above the tuned best of each optimiser (``sdpa.studies.LearnedScaleStudy``),
-five seeds. Per arm and rate: the final loss, the largest logit seen in training, the
-learned scale at the end relative to its start, and the runs that diverged (final loss
-NaN or above ten times chance, ``sdpa.studies.DIVERGED``).
+on the tuning's confirmation seeds. Per arm and rate: the final loss, the largest logit
+seen in training, the learned scale at the end relative to its start, and the runs that
+diverged (final loss NaN or above ten times chance, ``sdpa.studies.DIVERGED``).
 """
 
 import math
@@ -15,11 +15,12 @@ import torch
 import sdpa
 from sdpa.attention import Scale
 from sdpa.recall import run_recalls
-from sdpa.studies import DIVERGED, LearnedScaleStudy, Tuning, final_loss, run_tuning
+from sdpa.sizes import sizes
+from sdpa.studies import DIVERGED, final_loss, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
-STUDY = LearnedScaleStudy()
-TUNING = Tuning()
+STUDY = sizes().learned_scale
+TUNING = sizes().tuning
 
 
 def learned_scale(study, tuning):

@@ -1,17 +1,17 @@
 """The unscaled head given W_Q and W_K's own learning rate, against 1/sqrt(d_k) tuned.
 
-``sdpa.studies.OWN_RATE_TUNING`` sweeps the unscaled head with W_Q and W_K learning
-d_k^(-1/4) or d_k^(-1/2) times the shared rate, and the shared rate over a window, on the
-sweep seeds; with the plain head of ``Tuning()`` (multiplier 1) that makes three
-candidates, and the one with the lowest sweep loss is reported on the same five fresh
+``sizes().own_rate`` (``sdpa.studies.own_rate_tuning``) sweeps the unscaled head with W_Q
+and W_K learning d_k^(-1/4) or d_k^(-1/2) times the shared rate, and the shared rate over a
+window, on the sweep seeds; with the plain head of the tuning (multiplier 1) that makes
+three candidates, and the one with the lowest sweep loss is reported on the same fresh
 seeds as the tuned 1/sqrt(d_k) head, so the two are compared seed by seed. The block
-(``BLOCK_OWN_RATE_TUNING``) is the 4-head block of the realistic-shape section.
+(``sizes().block_own_rate``) is the 4-head block of the realistic-shape section.
 """
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.studies import (BLOCK_OWN_RATE_TUNING, BLOCK_TUNING, OWN_RATE_TUNING, Tuning,
-                          run_tuning)
+from sdpa.sizes import sizes
+from sdpa.studies import run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
 
@@ -19,7 +19,10 @@ def mean_se(values):
     return values.mean().item(), values.std().item() / len(values) ** 0.5
 
 
-def own_rate(pairs=((OWN_RATE_TUNING, Tuning()), (BLOCK_OWN_RATE_TUNING, BLOCK_TUNING))):
+SIZES = sizes()
+
+
+def own_rate(pairs=((SIZES.own_rate, SIZES.tuning), (SIZES.block_own_rate, SIZES.block))):
     rows = []
     for own_tuning, shared_tuning in pairs:
         own, shared = run_tuning(own_tuning), run_tuning(shared_tuning)
@@ -59,8 +62,9 @@ print(sdpa.markdown_table(
       f"{r['lr']:.3g}", pm(r["own_minus_scaled"]), pm(r["shared_minus_scaled"]))
      for r in result],
     align="llrlrrr",
-    caption="Final loss minus the tuned 1/√d_k head's, mean ± standard error over the five "
-    "confirmation seeds (the same seeds for both heads: differences paired by seed). Own rate: "
+    caption="Final loss minus the tuned 1/√d_k head's, mean ± standard error over the "
+    f"{len(SIZES.tuning.confirm_seeds)} confirmation seeds (the same seeds for both heads: "
+    "differences paired by seed). Own rate: "
     "the unscaled head with W_Q and W_K's rate multiplier and the shared rate both tuned; one "
     "rate: the tuned comparison above, every weight at one rate. The tuned 1/√d_k head's own "
     "losses are in the table above.",

@@ -3,8 +3,8 @@
 The same recall task, but read by one pre-LayerNorm transformer block
 (``sdpa.models.RecallBlock``): 4 heads of d_k = 16, d_model = 4 x 16 = 64, so q and k
 have full rank; the heads' outputs are projected back and added to the query token, and
-a final LayerNorm feeds the readout. Each rule is tuned as on the one-head runs (five
-rates on two seeds, the best rerun on five fresh seeds, ``BLOCK_TUNING``), with Adam. The
+a final LayerNorm feeds the readout. Each rule is tuned as on the one-head runs (a window
+of rates on the sweep seeds, the best rerun on fresh seeds, ``sizes().block``), with Adam. The
 one-head runs at d_k = 16 are drawn beside it.
 """
 
@@ -12,9 +12,11 @@ import math
 
 import sdpa
 from sdpa.plots import draw_tuning
-from sdpa.studies import BLOCK_TUNING, Tuning, run_tuning
+from sdpa.sizes import sizes
+from sdpa.studies import run_tuning
 
-ONE_HEAD = Tuning()
+ONE_HEAD = sizes().tuning
+BLOCK_TUNING = sizes().block
 CEILING = 10.0
 
 block = run_tuning(BLOCK_TUNING)

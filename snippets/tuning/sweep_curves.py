@@ -1,9 +1,9 @@
 """Final loss against learning rate: every scale rule tuned at every d_k, Adam and SGD.
 
 The recall task and one-head model of the failure-modes ablation (same shapes, 150 of its
-200 steps), but each rule sweeps its own window of learning rates on two seeds
+200 steps), but each rule sweeps its own window of learning rates on the sweep seeds
 (``sdpa.studies.run_tuning``, memoised: the table and the transfer figure reuse it).
-The best rate of each rule is then rerun on five fresh seeds. Every window holds the
+The best rate of each rule is then rerun on fresh seeds. Every window holds the
 ablation's fixed rate, marked by an open circle.
 """
 
@@ -11,9 +11,10 @@ import math
 
 import sdpa
 from sdpa.plots import draw_tuning, label_grid
-from sdpa.studies import Tuning, run_tuning
+from sdpa.sizes import sizes
+from sdpa.studies import run_tuning
 
-TUNING = Tuning()
+TUNING = sizes().tuning
 CEILING = 10.0  # a run above this (or diverged) is drawn here
 
 result = run_tuning(TUNING)  # {(optimiser, d_k, rule): TunedArm}

@@ -1,16 +1,17 @@
 """Each scale rule at its best learning rate, beside the ablation's fixed rate.
 
 The same runs as the sweep figure (``sdpa.studies.run_tuning``, memoised). The tuned
-loss is measured on five fresh seeds at the rate the sweep seeds chose; the fixed-rate
+loss is measured on fresh seeds at the rate the sweep seeds chose; the fixed-rate
 loss is the sweep's own, at the failure-modes ablation's rate (Adam 0.01, SGD 1), which
 every window holds.
 """
 
 import sdpa
-from sdpa.studies import Tuning, run_tuning
+from sdpa.sizes import sizes
+from sdpa.studies import run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
-TUNING = Tuning()
+TUNING = sizes().tuning
 
 result = run_tuning(TUNING)
 n_confirm = len(TUNING.confirm_seeds)

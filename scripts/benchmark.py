@@ -7,6 +7,8 @@ average is recorded):
     python scripts/benchmark.py --skip-tests   # without the test suite
     python scripts/benchmark.py --isolated     # also each snippet alone, in a fresh process
     python scripts/benchmark.py --serve-only   # only the edit loop of a live mkdocs serve
+    SDPA_PROFILE=full python scripts/benchmark.py --build-only   # one clean build (the full
+                                               # profile's: about half an hour on 2 cores)
 
 A clean build with ``SDPA_JOBS=1`` gives the serial seconds: every snippet and the lab
 notebook, one after another, as its build report times them. A clean build as the README
@@ -286,6 +288,10 @@ def main() -> None:
     parser.add_argument("--isolated", action="store_true", help="also time each snippet in a fresh process")
     parser.add_argument("--serve-only", action="store_true",
                         help="only the edit loop of a live mkdocs serve (and a cached rebuild)")
+    parser.add_argument("--build-only", action="store_true",
+                        help="only one clean parallel build, in the profile SDPA_PROFILE names "
+                        "(the way to time the full profile), and its slowest pages; the site is "
+                        "kept in bench/results/site-PROFILE")
     args = parser.parse_args()
 
     from sitebuild.cache import device, environment
@@ -297,6 +303,19 @@ def main() -> None:
                    f"{described['device']}, profile {described['profile']}, torch {described['torch']}, "
                    f"Python {described['python']}",
     }
+    if args.build_only:
+        build = clean_build(OUT / f"site-{described['profile']}")  # kept, to be looked at
+        report = build.pop("report") or {"snippets": [], "notebooks": []}
+        pages: dict[str, float] = {}
+        for entry in report["snippets"] + report["notebooks"]:
+            pages[entry["page"]] = pages.get(entry["page"], 0) + entry["seconds"]
+        build.pop("output", None)
+        build["pages"] = dict(sorted(pages.items(), key=lambda kv: -kv[1]))
+        build["machine"] = results["machine"]
+        OUT.mkdir(parents=True, exist_ok=True)
+        (OUT / f"build-{described['profile']}.json").write_text(json.dumps(build, indent=1))
+        print(json.dumps(build, indent=1))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         if not args.serve_only:
             # Serial first: its report gives the serial seconds, and the parallel build after it

@@ -40,7 +40,12 @@ def clearly_above(high: torch.Tensor, low: torch.Tensor, factor: float = 1.0, si
 @pytest.fixture(scope="module")
 def tuned(run_snippet):
     result = run_snippet("tuning/tuned_table.py").namespace["result"]
-    assert result is run_tuning(TUNING), "the page's snippets share the memoised runs"
+    # the study's own runs: the same numbers (the transfer page, in a worker of its own
+    # under the fast tier, may have handed its copy of the runs to this session first)
+    shared = run_tuning(TUNING)
+    assert result.keys() == shared.keys() and all(
+        result[k].lrs == shared[k].lrs and torch.equal(result[k].sweep_loss, shared[k].sweep_loss)
+        and torch.equal(result[k].confirm_loss, shared[k].confirm_loss) for k in shared)
     return result
 
 
@@ -320,11 +325,9 @@ def test_after_3000_steps_the_unscaled_head_still_ends_twice_as_high_everywhere(
     groups = {(r["shape"], r["optimizer"], r["d_k"]) for r in result["rows"]}
     assert len(groups) == 7 and set(ended["above"]) == groups, ended["ratios"]
     assert "at least twice as high in loss as 1/√d_k in 7 of 7 settings" in plateau["text"]
+    # not claimed: "by two standard errors" (Adam, d_k = 256 missed it at offset 0: one
+    # unscaled seed ended at 0.004, one scaled seed at 0.0001)
     for r in result["rows"]:
         if r["rule"] == "1/√d_k":
             assert r["reached"] == r["seeds"], r
-            high = torch.tensor(next(n["final"] for n in result["rows"] if n["rule"] == "none"
-                                     and (n["shape"], n["optimizer"], n["d_k"])
-                                     == (r["shape"], r["optimizer"], r["d_k"])))
-            assert clearly_above(high, torch.tensor(r["final"]), sigmas=2), r
 

@@ -94,7 +94,9 @@ def test_the_full_builds_attention_without_the_factor_ends_sharpest(run_snippet)
     entropy = sorted(end, key=lambda name: end[name]["entropy"])
     assert entropy[0] == "none" and entropy[-1] == "inv"
     logits = sorted(end, key=lambda name: end[name]["max_logit"])
-    assert logits[-1] == "none" and end["none"]["max_logit"] > 2 * end["inv_sqrt"]["max_logit"]
+    # "the largest logits": the largest of the four (more than twice 1/sqrt(d_head)'s at
+    # offset 0, 1.7 times at offset 1, 27.7 against 16.6: so no multiple is claimed)
+    assert logits[-1] == "none"
     assert end["none"]["grad_ratio"] > end["inv_sqrt"]["grad_ratio"] > end["inv"]["grad_ratio"]
 
 

@@ -64,3 +64,33 @@ def test_remembered_theme_files_are_the_same_list_and_the_project_folder_is_read
     (tmp_path / "partials").mkdir()
     (tmp_path / "partials" / "added.html").write_text("")
     assert loader.list_templates() == sorted({*fresh, "partials/added.html"})
+
+
+def test_the_glossary_as_one_block_per_definition_gives_the_same_html():
+    """The glossary's definitions reach ``abbr`` one block each (fast); joined into one
+    block, as ``auto_append`` gives them, every page's HTML is the same."""
+    from markdown.preprocessors import Preprocessor
+
+    from sitebuild.glossary import GlossaryExtension
+
+    class OneBlock(Preprocessor):  # after the glossary's preprocessor: the blank lines between definitions go
+        def run(self, lines):
+            def between(i):
+                return 0 < i < len(lines) - 1 and lines[i - 1].startswith("*[") and lines[i + 1].startswith("*[")
+            joined = [line for i, line in enumerate(lines) if line or not between(i)]
+            assert len(joined) < len(lines) - 10
+            return joined
+
+    class Joined(GlossaryExtension):
+        def extendMarkdown(self, md):  # noqa: N802
+            super().extendMarkdown(md)
+            md.preprocessors.register(OneBlock(md), "one_block", 30.5)
+
+    glossary = (Path(__file__).resolve().parents[1] / "includes" / "glossary.md").read_text()
+    text = ("# Logits and softmax\n\nThe logits of a softmax, at a temperature, and *saturation*.\n\n"
+            "- a list of logits\n- entropy\n\n" + glossary)
+    extensions = ["abbr", "attr_list", "def_list", "footnotes", "md_in_html", "tables", "toc", "admonition"]
+    fast = markdown.markdown(text, extensions=[*extensions, GlossaryExtension()])
+    slow = markdown.markdown(text, extensions=[*extensions, Joined()])
+    assert "<abbr" in fast and "*[" not in fast
+    assert fast == slow

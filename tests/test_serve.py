@@ -94,3 +94,15 @@ def test_the_glossary_as_one_block_per_definition_gives_the_same_html():
     slow = markdown.markdown(text, extensions=[*extensions, Joined()])
     assert "<abbr" in fast and "*[" not in fast
     assert fast == slow
+
+
+@pytest.mark.parametrize("html", [
+    '<p id="a">x</p><span data-id="b"></span><div xid="c" id="d"></div>', 'id="" id="e" _id="f" é id="g"',
+    'xid="a id="b"', 'id="unclosed', '<svg id="fig-1"><path id="p1"/></svg>id="٣" ٣id="h"', ""])
+def test_the_ids_of_a_page_are_the_regexs(html):
+    """``markup.ids`` (str.find) finds what ``\\bid="([^"]+)"`` found, on odd input too."""
+    import re
+
+    from sitebuild.markup import ids
+
+    assert ids(html) == re.findall(r'\bid="([^"]+)"', html)

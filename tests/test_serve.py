@@ -106,3 +106,53 @@ def test_the_ids_of_a_page_are_the_regexs(html):
     from sitebuild.markup import ids
 
     assert ids(html) == re.findall(r'\bid="([^"]+)"', html)
+
+
+@pytest.mark.parametrize("html", ["<h2 id='one'>One</h2><p>words</p>",
+                                  "<h2 id='one'>One</h2><p data-search-exclude=\"\" data-search-boost=\"2\">words</p>"])
+def test_the_search_plugins_page_step_without_its_regex_gives_the_same_page(monkeypatch, html):
+    """A page with no ``data-search-`` text skips Material's regex: the same HTML, the same entries."""
+    from types import SimpleNamespace
+
+    from material.plugins.search.plugin import SearchIndex, SearchPlugin
+
+    monkeypatch.setattr(SearchPlugin, "on_page_context", SearchPlugin.on_page_context)
+    monkeypatch.setattr(SearchIndex, "add_entry_from_context", SearchIndex.add_entry_from_context)
+
+    def run():
+        plugin = SimpleNamespace(config=SimpleNamespace(enabled=True), search_index=SearchIndex())
+        page = Page(html)
+        SearchPlugin.on_page_context(plugin, {}, page=page, config={}, nav=None)
+        return page.content, plugin.search_index.entries
+
+    plain = run()
+    serve.search_attributes_fast()
+    assert run() == plain
+
+
+MATH_PAGE = ("Let $q \\cdot k$ be a logit.\n\n$$\n\\begin{equation}\\operatorname{Var}(q \\cdot k) = d_k"
+             " \\label{eq:var}\\end{equation}\n$$\n\nSee $\\eqref{eq:var}$ and $\\sqrt{d_k}$.\n")
+MATH_EXTENSIONS = ["pymdownx.arithmatex"]
+MATH_CONFIGS = {"pymdownx.arithmatex": {"generic": True}}
+
+
+def test_remembered_math_gives_the_same_html_and_a_bad_formula_fails_every_time(monkeypatch):
+    from sitebuild import math
+
+    def convert(text):
+        return markdown.markdown(text, extensions=[*MATH_EXTENSIONS, math.MathMLExtension()],
+                                 extension_configs=MATH_CONFIGS)
+
+    fresh, other = convert(MATH_PAGE), convert(MATH_PAGE.replace("d_k", "d_v"))
+    assert "<math" in fresh and fresh != other
+    monkeypatch.setattr(math._MathML, "run", math._MathML.run)
+    rendered = []
+    render = math.render_math
+    monkeypatch.setattr(math, "render_math", lambda text: rendered.append(text) or render(text))
+    serve.remember_math()
+    assert [convert(MATH_PAGE), convert(MATH_PAGE.replace("d_k", "d_v")), convert(MATH_PAGE)] == [fresh, other, fresh]
+    assert len(rendered) == 2  # the third is remembered
+    for _ in range(2):
+        with pytest.raises(math.MathError, match="frac"):
+            convert("A bad one: $\\frac{1}$.\n")
+    assert len(rendered) == 4

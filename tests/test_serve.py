@@ -156,3 +156,17 @@ def test_remembered_math_gives_the_same_html_and_a_bad_formula_fails_every_time(
         with pytest.raises(math.MathError, match="frac"):
             convert("A bad one: $\\frac{1}$.\n")
     assert len(rendered) == 4
+
+
+def test_the_figures_of_a_page_are_the_regexs():
+    """``figures._figures`` (str.find) finds what ``FIGURE.finditer`` found, on odd input too."""
+    import random
+
+    from sitebuild import figures
+
+    parts = [figures._FIGURE_OPEN, "abc", "-9", '">', "</figure>", "<figure>", " ", "x", "é", '"', "A"]
+    rnd = random.Random(0)
+    for _ in range(20000):
+        html = "".join(rnd.choice(parts) for _ in range(rnd.randrange(0, 12)))
+        assert list(figures._figures(html)) == [(m.start(), m.end(), m["name"], m["body"])
+                                                for m in figures.FIGURE.finditer(html)], html

@@ -58,7 +58,7 @@ def on_page_content(html: str, page, config, files) -> str:
     if _OPEN not in html:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER
-    html = FIGURE.sub(lambda match: _figure(match, folder), html)
+    html = _replace(html, _figures(html), lambda start, end, name, body: _figure(name, body, html[start:end], folder))
     drawings = _ASIDE[page.file.src_uri] = []
 
     def aside(svg: re.Match) -> str:
@@ -68,17 +68,46 @@ def on_page_content(html: str, page, config, files) -> str:
     return SVG.sub(aside, html)
 
 
+# What FIGURE.finditer finds on a page, found with str.find: the regex's lazy ``.*?``
+# steps through every character of a page's figures (hundreds of kilobytes).
+_FIGURE_OPEN = f'{_OPEN} id="{FIGURE_ID_PREFIX}'
+_NAME = re.compile(r'[a-z0-9-]+">')
+
+
+def _figures(html: str):
+    """(start, end, name, body) of each match of :data:`FIGURE` in ``html``, in order."""
+    start = html.find(_FIGURE_OPEN)
+    while start >= 0:
+        named = _NAME.match(html, start + len(_FIGURE_OPEN))
+        if named is None:
+            start = html.find(_FIGURE_OPEN, start + 1)
+            continue
+        end = html.find("</figure>", named.end())
+        if end < 0:  # no figure closes after this one opens, so none after it either
+            return
+        yield start, end + len("</figure>"), named[0][:-2], html[named.end():end]
+        start = html.find(_FIGURE_OPEN, end + len("</figure>"))
+
+
+def _replace(html: str, spans, replacement) -> str:
+    """``html`` with each span (start, end, ...) replaced by ``replacement(*span)``."""
+    pieces, position = [], 0
+    for span in spans:
+        pieces += [html[position:span[0]], replacement(*span)]
+        position = span[1]
+    return "".join(pieces) + html[position:] if pieces else html
+
+
 def on_post_page(output: str, page, config) -> str:
     """Put the page's drawings back in their places."""
     drawings = _ASIDE.pop(page.file.src_uri, [])
     return PLACE.sub(lambda place: drawings[int(place[1])], output) if drawings else output
 
 
-def _figure(match: re.Match, folder: Path) -> str:
-    name, body = match.group("name"), match.group("body")
+def _figure(name: str, body: str, whole: str, folder: Path) -> str:
     made = _made(name, body)
     if made is None:
-        return match.group(0)  # not made by sdpa.Figure: leave it as it is
+        return whole  # not made by sdpa.Figure: leave it as it is
     html, svg, csv = made
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.svg").write_text(svg, encoding="utf-8")

@@ -64,7 +64,11 @@ class _Definitions(Preprocessor):
             )
             kept = [f'<dl class="sdpa-glossary">{entries}</dl>' if line.strip() == MARKER else line
                     for line in kept]
-        return [*kept, "", *glossary]
+        # One block per definition (a blank line before each): abbr takes one definition
+        # from the front of a block at a time and hands the rest back, so a single block of
+        # all of them is searched by every block processor once per definition (quadratic:
+        # most of a short page's Markdown time). The abbreviations, and the HTML, are the same.
+        return [*kept, *(line for definition in glossary for line in ("", definition))]
 
 
 def _slug(term: str) -> str:

@@ -8,7 +8,6 @@ next. Only the command (``build`` or ``serve``) is kept for the life of the proc
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -16,12 +15,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # MkDocs loads this file by path; the package sits beside it
     sys.path.insert(0, str(REPO))
 
-from sitebuild import code_pages, notebook, report, serve  # noqa: E402
+from sitebuild import code_pages, markup, notebook, report, serve  # noqa: E402
 from sitebuild.fences import FenceCheckExtension  # noqa: E402
 from sitebuild.math import MathMLExtension  # noqa: E402
 from sitebuild.runner import SnippetRunner  # noqa: E402
-
-ID = re.compile(r'\bid="([^"]+)"')
 
 _command = "build"
 _runner: SnippetRunner | None = None  # this build's, replaced by on_config
@@ -85,7 +82,7 @@ def on_page_content(html: str, page, config, files) -> str:
     # equations of sitebuild/math.py): give it every id of the finished page, so that links
     # to them are checked, not reported as broken.
     if page.present_anchor_ids is not None:
-        page.present_anchor_ids.update(ID.findall(html))
+        page.present_anchor_ids.update(markup.ids(html))
     return html
 
 

@@ -4,12 +4,15 @@ A rebuild under ``mkdocs serve`` takes every snippet's output from the snippet c
 (:mod:`sitebuild.cache`), but MkDocs still reads its configuration again, renders every
 page and indexes it for search. Most of that work repeats the last rebuild's on the
 same input. Under ``serve`` only (:func:`remember_across_rebuilds`, once per process),
-five steps remember their results, each keyed on every input it reads (an installed
+six steps remember their results, each keyed on every input it reads (an installed
 package, which does not change while serving, aside), so an output is
 reused only where the step would have made it again byte for byte:
 
 * Material's search index: a page's entries, keyed on its URL, title, metadata, table
-  of contents and HTML (the largest part of a rebuild: it parses every page's HTML);
+  of contents and HTML (the largest part of a rebuild: it parses every page's HTML); and
+  the plugin's strip of ``data-search-`` attributes is skipped on a page without that text;
+* a page's MathML (:mod:`sitebuild.math`, math-core): keyed on the page's HTML, for the
+  last pages seen (a formula that fails is not remembered);
 * code highlighting (pymdownx.highlight, Pygments): keyed on the code, the language,
   every option of the call and the highlighter's settings (the Code pages highlight the
   whole library); a block with a title is highlighted anew (its title goes into the
@@ -31,6 +34,7 @@ millisecond), so an edit waits 0.05 s on average to be seen instead of 0.25 s.
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 from pathlib import Path
@@ -39,10 +43,14 @@ _installed = False
 
 
 def _digest(*parts: object) -> str:
+    """A key for ``parts``: each one's bytes (a string's UTF-8, anything else's ``repr``),
+    its kind and its length before it, so that no two lists of parts share a key."""
     digest = hashlib.sha256()
     for part in parts:
-        digest.update(part if isinstance(part, bytes) else repr(part).encode())
-        digest.update(b"\0")
+        kind, data = ((b"b", part) if isinstance(part, bytes) else (b"s", part.encode()) if isinstance(part, str)
+                      else (b"r", repr(part).encode()))
+        digest.update(kind + len(data).to_bytes(8, "big"))
+        digest.update(data)
     return digest.hexdigest()
 
 
@@ -70,6 +78,25 @@ def remember_search_entries() -> None:
         self.entries.extend(dict(entry) for entry in remembered[key])
 
     SearchIndex.add_entry_from_context = add_entry_from_context
+    search_attributes_fast()
+
+
+def search_attributes_fast() -> None:
+    """Material's ``SearchPlugin.on_page_context`` indexes the page, then strips every
+    ``data-search-…="…"`` attribute from its HTML with a regex that opens with ``\\s?``
+    (tried at every position of the page): a page without the text ``data-search-`` has
+    none to strip, and is left as it is without the regex (the same HTML)."""
+    from material.plugins.search.plugin import SearchPlugin
+
+    original = SearchPlugin.on_page_context
+
+    @functools.wraps(original)
+    def on_page_context(self, context, *, page, config, nav):
+        if not self.config.enabled or "data-search-" in (page.content or ""):
+            return original(self, context, page=page, config=config, nav=nav)
+        self.search_index.add_entry_from_context(page)
+
+    SearchPlugin.on_page_context = on_page_context
 
 
 def remember_highlighting() -> None:
@@ -110,6 +137,35 @@ def remember_notebook_checks() -> None:
         return remembered[key]
 
     Plugin.should_include = should_include
+
+
+MATH_PAGES = 64  # the pages' MathML kept (a page edited while serving makes a new entry)
+
+
+def remember_math() -> None:
+    """:func:`sitebuild.math.render_math` (math-core and the MathML edits): a page's HTML
+    with its formulas converted, keyed on that HTML (math-core converts a list of formulas
+    with no state kept from one call to the next). A formula that fails is not remembered:
+    it fails again, with its message, on every rebuild."""
+    from sitebuild import math
+
+    original = math._MathML.run
+    remembered: collections.OrderedDict[str, str] = collections.OrderedDict()
+
+    @functools.wraps(original)
+    def run(self, text: str) -> str:
+        if not math.MATH.search(text):
+            return text
+        key = _digest(text)
+        if key in remembered:
+            remembered.move_to_end(key)
+            return remembered[key]
+        converted = remembered[key] = original(self, text)
+        if len(remembered) > MATH_PAGES:
+            remembered.popitem(last=False)
+        return converted
+
+    math._MathML.run = run
 
 
 class _Templates(dict):
@@ -193,6 +249,7 @@ def remember_across_rebuilds() -> None:
     _installed = True
     remember_search_entries()
     remember_highlighting()
+    remember_math()
     remember_notebook_checks()
     remember_templates()
     remember_installed_theme_files()

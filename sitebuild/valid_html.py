@@ -31,6 +31,8 @@ import xml.etree.ElementTree as etree
 from markdown import Extension
 from markdown.blockprocessors import BlockProcessor
 
+from sitebuild.markup import ids as _ids
+
 #: A block that opens with one block-level element and closes it on its last line.
 _HTML_BLOCK = re.compile(r"\A<(?P<tag>[a-z][a-z0-9]*)\b[^>]*>.*</(?P=tag)>\s*\Z", re.S)
 
@@ -93,7 +95,7 @@ _CHECKBOX_AUTOCOMPLETE = re.compile(r'(<input\b[^>]*\btype="checkbox"[^>]*?)\s+a
 def _valid_toggles(output: str) -> str:
     output = _CHECKBOX_AUTOCOMPLETE.sub(r"\1", output)
     output = output.replace(' tabindex=""', "")
-    ids = set(re.findall(r'\bid="([^"]+)"', output))
+    ids = set(_ids(output))
     return re.sub(r'(<label\b[^>]*?) for="([^"]+)"', lambda m: m[0] if m[2] in ids else m[1], output)
 
 

@@ -64,3 +64,109 @@ def test_remembered_theme_files_are_the_same_list_and_the_project_folder_is_read
     (tmp_path / "partials").mkdir()
     (tmp_path / "partials" / "added.html").write_text("")
     assert loader.list_templates() == sorted({*fresh, "partials/added.html"})
+
+
+def test_the_glossary_as_one_block_per_definition_gives_the_same_html():
+    """The glossary's definitions reach ``abbr`` one block each (fast); joined into one
+    block, as ``auto_append`` gives them, every page's HTML is the same."""
+    from markdown.preprocessors import Preprocessor
+
+    from sitebuild.glossary import GlossaryExtension
+
+    class OneBlock(Preprocessor):  # after the glossary's preprocessor: the blank lines between definitions go
+        def run(self, lines):
+            def between(i):
+                return 0 < i < len(lines) - 1 and lines[i - 1].startswith("*[") and lines[i + 1].startswith("*[")
+            joined = [line for i, line in enumerate(lines) if line or not between(i)]
+            assert len(joined) < len(lines) - 10
+            return joined
+
+    class Joined(GlossaryExtension):
+        def extendMarkdown(self, md):  # noqa: N802
+            super().extendMarkdown(md)
+            md.preprocessors.register(OneBlock(md), "one_block", 30.5)
+
+    glossary = (Path(__file__).resolve().parents[1] / "includes" / "glossary.md").read_text()
+    text = ("# Logits and softmax\n\nThe logits of a softmax, at a temperature, and *saturation*.\n\n"
+            "- a list of logits\n- entropy\n\n" + glossary)
+    extensions = ["abbr", "attr_list", "def_list", "footnotes", "md_in_html", "tables", "toc", "admonition"]
+    fast = markdown.markdown(text, extensions=[*extensions, GlossaryExtension()])
+    slow = markdown.markdown(text, extensions=[*extensions, Joined()])
+    assert "<abbr" in fast and "*[" not in fast
+    assert fast == slow
+
+
+@pytest.mark.parametrize("html", [
+    '<p id="a">x</p><span data-id="b"></span><div xid="c" id="d"></div>', 'id="" id="e" _id="f" é id="g"',
+    'xid="a id="b"', 'id="unclosed', '<svg id="fig-1"><path id="p1"/></svg>id="٣" ٣id="h"', ""])
+def test_the_ids_of_a_page_are_the_regexs(html):
+    """``markup.ids`` (str.find) finds what ``\\bid="([^"]+)"`` found, on odd input too."""
+    import re
+
+    from sitebuild.markup import ids
+
+    assert ids(html) == re.findall(r'\bid="([^"]+)"', html)
+
+
+@pytest.mark.parametrize("html", ["<h2 id='one'>One</h2><p>words</p>",
+                                  "<h2 id='one'>One</h2><p data-search-exclude=\"\" data-search-boost=\"2\">words</p>"])
+def test_the_search_plugins_page_step_without_its_regex_gives_the_same_page(monkeypatch, html):
+    """A page with no ``data-search-`` text skips Material's regex: the same HTML, the same entries."""
+    from types import SimpleNamespace
+
+    from material.plugins.search.plugin import SearchIndex, SearchPlugin
+
+    monkeypatch.setattr(SearchPlugin, "on_page_context", SearchPlugin.on_page_context)
+    monkeypatch.setattr(SearchIndex, "add_entry_from_context", SearchIndex.add_entry_from_context)
+
+    def run():
+        plugin = SimpleNamespace(config=SimpleNamespace(enabled=True), search_index=SearchIndex())
+        page = Page(html)
+        SearchPlugin.on_page_context(plugin, {}, page=page, config={}, nav=None)
+        return page.content, plugin.search_index.entries
+
+    plain = run()
+    serve.search_attributes_fast()
+    assert run() == plain
+
+
+MATH_PAGE = ("Let $q \\cdot k$ be a logit.\n\n$$\n\\begin{equation}\\operatorname{Var}(q \\cdot k) = d_k"
+             " \\label{eq:var}\\end{equation}\n$$\n\nSee $\\eqref{eq:var}$ and $\\sqrt{d_k}$.\n")
+MATH_EXTENSIONS = ["pymdownx.arithmatex"]
+MATH_CONFIGS = {"pymdownx.arithmatex": {"generic": True}}
+
+
+def test_remembered_math_gives_the_same_html_and_a_bad_formula_fails_every_time(monkeypatch):
+    from sitebuild import math
+
+    def convert(text):
+        return markdown.markdown(text, extensions=[*MATH_EXTENSIONS, math.MathMLExtension()],
+                                 extension_configs=MATH_CONFIGS)
+
+    fresh, other = convert(MATH_PAGE), convert(MATH_PAGE.replace("d_k", "d_v"))
+    assert "<math" in fresh and fresh != other
+    monkeypatch.setattr(math._MathML, "run", math._MathML.run)
+    rendered = []
+    render = math.render_math
+    monkeypatch.setattr(math, "render_math", lambda text: rendered.append(text) or render(text))
+    serve.remember_math()
+    assert [convert(MATH_PAGE), convert(MATH_PAGE.replace("d_k", "d_v")), convert(MATH_PAGE)] == [fresh, other, fresh]
+    assert len(rendered) == 2  # the third is remembered
+    for _ in range(2):
+        with pytest.raises(math.MathError, match="frac"):
+            convert("A bad one: $\\frac{1}$.\n")
+    assert len(rendered) == 4
+
+
+def test_the_figures_of_a_page_are_the_regexs():
+    """``figures._figures`` (str.find) finds what ``FIGURE.finditer`` found, on odd input too."""
+    import random
+
+    from sitebuild import figures
+
+    parts = [figures._FIGURE_OPEN, "abc", "-9", '">', "</figure>", "<figure>", " ", "x", "é", '"', "A"]
+    rnd = random.Random(0)
+    for _ in range(20000):
+        html = "".join(rnd.choice(parts) for _ in range(rnd.randrange(0, 12)))
+        assert list(figures._figures(html)) == [(m.start(), m.end(), m["name"], m["body"])
+                                                for m in figures.FIGURE.finditer(html)], html

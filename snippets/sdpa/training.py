@@ -35,7 +35,7 @@ only in a constant (a buffer, such as the GPT's logit scale) share one ensemble.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import torch
@@ -106,7 +106,8 @@ class Ensemble:
     differ in them. ``lrs``: for each member, its learning rate per parameter name;
     ``None`` freezes that parameter. Inputs of :meth:`__call__` carry a leading member axis.
     ``blocks``: the sizes of consecutive blocks of members that different optimisers train
-    (default: one block); :meth:`param_groups` gives one block's groups.
+    (default: one block); :meth:`param_groups` gives the groups of the blocks one optimiser
+    trains.
     """
 
     def __init__(self, models: Sequence[nn.Module], lrs: Sequence[dict[str, float | None]],
@@ -155,13 +156,13 @@ class Ensemble:
                     piece.grad = part
         return hook
 
-    def param_groups(self, block: int = 0) -> list[dict]:
-        """One ``torch.optim`` param group per learning rate of ``block`` (frozen weights
-        left out)."""
+    def param_groups(self, blocks: Collection[int] = (0,)) -> list[dict]:
+        """One ``torch.optim`` param group per learning rate of the members of ``blocks``
+        (frozen weights left out)."""
         by_lr: dict[float, list[torch.Tensor]] = {}
         for groups in self.groups.values():
             for lr, b, weights in groups:
-                if lr is not None and b == block:
+                if lr is not None and b in blocks:
                     by_lr.setdefault(lr, []).append(weights)
         return [{"params": weights, "lr": lr} for lr, weights in by_lr.items()]
 

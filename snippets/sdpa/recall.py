@@ -237,8 +237,9 @@ class _RecallRun:
 
     def batch(self, t: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Batch ``t`` of every member (members of one seed share it)."""
-        s = self.seed_of
-        return self.query[s, t], self.pairs[s, t], self.target[s, t]
+        query, pairs, target = (x[:, t].index_select(0, self.seed_of)  # (faster than x[s, t])
+                                for x in (self.query, self.pairs, self.target))
+        return query, pairs, target
 
     def forward_backward(self, t: int) -> tuple[torch.Tensor, RecallOutput, torch.Tensor]:
         """Forward and backward on batch ``t``: the member losses, outputs and targets."""

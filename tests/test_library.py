@@ -374,15 +374,18 @@ def test_recall_block_equals_textbook_multi_head_attention():
 
 
 def test_experiments_trained_together_equal_their_separate_runs():
-    """run_recalls: one ensemble, an optimiser per experiment; each history is run_recall's."""
+    """run_recalls: one ensemble, one optimiser per kind (experiments of one kind share
+    its param group at a rate they share); each history is run_recall's, bit for bit."""
     base = RecallExperiment(d_k=8, d_model=16, n_pairs=4, batch=8, steps=6, record_every=2,
                             seeds=(0, 1))
     adam = dataclasses.replace(base, optimizer="adam", lrs=(1e-2, 3e-2),
                                arms=(Arm(Scale.NONE), Arm(Scale.INV, learn_scale=True)))
     sgd = dataclasses.replace(base, optimizer="sgd", lrs=(0.3,), seeds=(1, 2),
                               arms=(Arm(Scale.INV_SQRT),))
-    together = run_recalls((adam, sgd))
-    for experiment, history in zip((adam, sgd), together):
+    adam_too = dataclasses.replace(base, optimizer="adam", lrs=(3e-2,), seeds=(2,),
+                                   arms=(Arm(Scale.INV_SQRT),))  # a rate that adam has too
+    together = run_recalls((adam, sgd, adam_too))
+    for experiment, history in zip((adam, sgd, adam_too), together):
         alone = run_recall(experiment)
         assert history.metrics.loss.shape == alone.metrics.loss.shape
         for field in ("loss", "grad_q", "scale", "entropy"):

@@ -17,9 +17,11 @@ differ only in their numbers, not in their code. :class:`Ensemble` trains them a
 computation: it stacks the members' weights along a new first axis and runs the model's
 own ``forward`` on every member with ``torch.func.vmap`` and ``functional_call``. The
 loss is the sum of the members' losses, so each member gets exactly the gradient of its
-own loss; consecutive members at the same learning rate share one stacked tensor per
-weight, and each learning rate is one param group of an ordinary ``torch.optim``
-optimiser. Adam and SGD update every number on its own, so each member follows the run
+own loss. Each weight is one tensor with the members stacked, which the forward pass
+reads; the optimiser updates slices of it in place (a run of consecutive members at one
+learning rate is one slice, and each learning rate is one param group of an ordinary
+``torch.optim`` optimiser), each slice taking its part of the gradient after the backward
+pass. Adam and SGD update every number on its own, so each member follows the run
 :func:`train` would give it alone: ``tests/test_library.py`` trains members one by one
 with :func:`train` and checks that the ensemble gives the same losses (and, for the
 recall models, the same weights).
@@ -33,7 +35,7 @@ only in a constant (a buffer, such as the GPT's logit scale) share one ensemble.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import torch
@@ -104,7 +106,8 @@ class Ensemble:
     differ in them. ``lrs``: for each member, its learning rate per parameter name;
     ``None`` freezes that parameter. Inputs of :meth:`__call__` carry a leading member axis.
     ``blocks``: the sizes of consecutive blocks of members that different optimisers train
-    (default: one block); :meth:`param_groups` gives one block's groups.
+    (default: one block); :meth:`param_groups` gives the groups of the blocks one optimiser
+    trains.
     """
 
     def __init__(self, models: Sequence[nn.Module], lrs: Sequence[dict[str, float | None]],
@@ -115,8 +118,11 @@ class Ensemble:
         block_of = [b for b, size in enumerate(blocks or [self.size]) for _ in range(size)]
         if len(block_of) != self.size:
             raise ValueError(f"blocks {blocks} do not add up to {self.size} members")
-        # name -> [(lr, block, stacked weights of a run of consecutive members of one block
-        # at that lr)]: the pieces concatenate in member order, so no step reorders members.
+        # name -> every member's weight stacked on dim 0: the one tensor the forward pass
+        # reads and the backward pass gives a gradient to
+        self.weights: dict[str, torch.Tensor] = {}
+        # name -> [(lr, block, slice of the stacked weight: a run of consecutive members of
+        # one block at that lr)]: what the optimisers update in place
         self.groups: dict[str, list[tuple[float | None, int, torch.Tensor]]] = {}
         for name in self.names:
             runs: list[tuple[float | None, int, list[int]]] = []
@@ -125,38 +131,55 @@ class Ensemble:
                     runs[-1][2].append(i)
                 else:
                     runs.append((rates[name], block_of[i], [i]))
-            self.groups[name] = [
-                (lr, block, torch.stack([models[i].get_parameter(name).detach() for i in members])
-                 .to(device).requires_grad_(lr is not None))
-                for lr, block, members in runs
-            ]
+            stacked = torch.stack([m.get_parameter(name).detach() for m in models]).to(device)
+            self.groups[name] = [(lr, block, stacked[members[0]:members[-1] + 1])
+                                 for lr, block, members in runs]
+            self.weights[name] = stacked.detach()  # shares the slices' numbers
+            if any(lr is not None for lr, _, _ in runs):
+                self.weights[name].requires_grad_()
+                self.weights[name].register_post_accumulate_grad_hook(
+                    self._hand_out_grad(self.groups[name]))
         self.buffers = {name: torch.stack([m.get_buffer(name) for m in models]).to(device)
                         for name, _ in models[0].named_buffers()}
 
-    def param_groups(self, block: int = 0) -> list[dict]:
-        """One ``torch.optim`` param group per learning rate of ``block`` (frozen weights
-        left out)."""
+    @staticmethod
+    def _hand_out_grad(groups: list[tuple[float | None, int, torch.Tensor]]
+                       ) -> Callable[[torch.Tensor], None]:
+        """After a backward pass, each trained slice of a stacked weight takes its part of
+        the gradient (an optimiser's ``zero_grad`` forgets it, as for any parameter)."""
+        sizes = [len(piece) for _, _, piece in groups]
+
+        def hook(stacked: torch.Tensor) -> None:
+            grad, stacked.grad = stacked.grad, None
+            for (lr, _, piece), part in zip(groups, grad.split(sizes)):
+                if lr is not None:
+                    piece.grad = part
+        return hook
+
+    def param_groups(self, blocks: Collection[int] = (0,)) -> list[dict]:
+        """One ``torch.optim`` param group per learning rate of the members of ``blocks``
+        (frozen weights left out)."""
         by_lr: dict[float, list[torch.Tensor]] = {}
         for groups in self.groups.values():
             for lr, b, weights in groups:
-                if lr is not None and b == block:
+                if lr is not None and b in blocks:
                     by_lr.setdefault(lr, []).append(weights)
         return [{"params": weights, "lr": lr} for lr, weights in by_lr.items()]
 
-    def _stacked(self, name: str, part: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
-        pieces = [part(weights) for _, _, weights in self.groups[name]]
-        return pieces[0] if len(pieces) == 1 else torch.cat(pieces)
-
     def parameters(self) -> dict[str, torch.Tensor]:
         """Every weight with the members stacked on dim 0, in member order."""
-        return {name: self._stacked(name, lambda w: w) for name in self.names}
+        return dict(self.weights)
 
     def grads(self, names: Sequence[str] | None = None) -> dict[str, torch.Tensor]:
         """The gradient of every trained weight (or of those ``names``), members on dim 0
         (zeros where frozen)."""
         def grad(w: torch.Tensor) -> torch.Tensor:
             return torch.zeros_like(w) if w.grad is None else w.grad
-        return {name: self._stacked(name, grad) for name in names or self.names}
+
+        def stacked(name: str) -> torch.Tensor:
+            pieces = [grad(weights) for _, _, weights in self.groups[name]]
+            return pieces[0] if len(pieces) == 1 else torch.cat(pieces)
+        return {name: stacked(name) for name in names or self.names}
 
     def zero_grad(self) -> None:
         """Forget every gradient (an optimiser's ``zero_grad`` does it for trained weights)."""

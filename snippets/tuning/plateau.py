@@ -19,6 +19,15 @@ from sdpa.training import OPTIMIZER_LABELS
 SIZES = sizes()
 
 
+def curve(steps, loss, last, points=100):
+    """The figure's line: the mean over seeds of the loss smoothed as the final loss is
+    (the mean of the last ``last`` records), at about ``points`` records."""
+    mean = loss.mean(1)
+    smooth = [mean[max(0, i - last + 1): i + 1].mean().item() for i in range(len(steps))]
+    every = max(1, len(steps) // points)
+    return {"steps": list(steps[::every]), "curve": smooth[::every]}
+
+
 def plateau(studies=(SIZES.plateau, SIZES.block_plateau)):
     studies = [study for study in studies if study is not None]  # no block in quick
     rows = []
@@ -34,7 +43,7 @@ def plateau(studies=(SIZES.plateau, SIZES.block_plateau)):
             "early": run.early.tolist(), "final": run.final.tolist(),
             "reached": len(reached), "seeds": len(run.final),
             "median_steps": sorted(run.steps_to.tolist())[len(run.final) // 2],
-            "steps": list(run.steps), "curve": run.loss.mean(1).tolist(),
+            **curve(run.steps, run.loss, study.tuning.last),
             # still falling at the end: the last tenth below the one before, by 2 SE
             "falling": len(finite) > 1 and finite.mean().item()
             > 2 * finite.std().item() / len(finite) ** 0.5,
@@ -156,7 +165,8 @@ panels = list(dict.fromkeys((shape, optimizer) for shape, optimizer, _ in groups
 figure = sdpa.Figure(
     "tuning-plateau",
     caption=f"The tuned rules run past the tuning's budget (dotted line, step "
-    f"{result['budget']}): loss per record, mean over the {result['seeds']} confirmation "
+    f"{result['budget']}): the loss smoothed as the final loss is (the mean of the last 8 "
+    f"records), mean over the {result['seeds']} confirmation "
     "seeds, log scale.",
     alt=f"{len(panels)} panels ({', '.join(f'{s}, {OPTIMIZER_LABELS[o]}' for s, o in panels)}) "
     "of loss against training step on a log scale for the three scale rules at their tuned "
@@ -168,14 +178,19 @@ with figure as axes:
         mine = [r for r in result["rows"] if (r["shape"], r["optimizer"]) == (shape, optimizer)]
         rules = list(dict.fromkeys(r["rule"] for r in mine))
         d_ks = sorted({r["d_k"] for r in mine})
+        styles = ("-", "--", ":")
         for r in mine:  # colour: the rule; line style: d_k (one d_k in the quick profile)
-            label = r["rule"] if len(d_ks) == 1 else f"{r['rule']}, d_k = {r['d_k']}"
-            ax.plot(r["steps"], r["curve"], ("-", "--", ":")[d_ks.index(r["d_k"]) % 3],
-                    color=sdpa.PALETTE[rules.index(r["rule"])], label=label)
+            ax.plot(r["steps"], r["curve"], styles[d_ks.index(r["d_k"]) % 3],
+                    color=sdpa.PALETTE[rules.index(r["rule"])])
         ax.axvline(result["budget"], color=sdpa.INK, ls=":", lw=1)
         title = OPTIMIZER_LABELS[optimizer] + ("" if shape == "one head" else f", {shape}")
         ax.set(yscale="log", xlabel="training step", title=title)
-        if len(d_ks) > 1 or ax is axes[0]:
-            ax.legend(fontsize=7)
+        # one entry per rule (colour) and, where there are several, per d_k (line style)
+        keys = [ax.plot([], [], color=sdpa.PALETTE[i], label=rule)[0]
+                for i, rule in enumerate(rules)]
+        if len(d_ks) > 1:
+            keys += [ax.plot([], [], styles[i % 3], color=sdpa.INK, label=f"d_k = {d_k}")[0]
+                     for i, d_k in enumerate(d_ks)]
+        ax.legend(handles=keys, fontsize=6, ncol=2 if len(d_ks) > 1 else 1, loc="lower left")
     axes[0].set(ylabel="loss (nats)")
 print(figure.html)

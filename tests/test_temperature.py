@@ -62,7 +62,7 @@ def test_scale_choice_table(run_snippet):
     assert d_k == 128
     rows = {r["scale"]: r for r in result["rows"]}
     none, by_d, by_sqrt = rows[Scale.NONE], rows[Scale.INV], rows[Scale.INV_SQRT]
-    # Softmax-input variance at initialisation: c^2 d_k, within 15% (the mean of 3 seeds; one
+    # Softmax-input variance at initialisation: c^2 d_k, within 15% (the mean of the seeds; one
     # seed's variance is off by 9%, one SD, so 15% is about 3 SE; 10% failed at 5 offsets of 20).
     assert none["init_variance"] == pytest.approx(d_k, rel=0.15)
     assert by_d["init_variance"] == pytest.approx(1 / d_k, rel=0.15)

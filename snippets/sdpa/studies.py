@@ -390,6 +390,7 @@ class PlateauRun:
     arm: TunedArm
     steps: tuple[int, ...]  # the step of each record
     loss: torch.Tensor  # (records, seeds) the batch loss
+    smooth: torch.Tensor  # (records, seeds) at each record, the mean of the last `last`
     early: torch.Tensor  # (seeds,) the final loss as the tuning reads it, at its budget
     final: torch.Tensor  # (seeds,) the final loss at the end of the long run
     steps_to: torch.Tensor  # (seeds,) the first step whose smoothed loss is below threshold
@@ -418,7 +419,7 @@ def run_plateau(study: PlateauStudy) -> dict[tuple[Optimizer, int, Scale], Plate
         below = smooth <= study.threshold
         first = torch.where(below.any(0), below.float().argmax(0), len(steps) - 1)
         out[key] = PlateauRun(
-            arm=tuned[key], steps=steps, loss=loss,
+            arm=tuned[key], steps=steps, loss=loss, smooth=smooth,
             early=loss[early_at - last: early_at].mean(0), final=loss[-last:].mean(0),
             steps_to=torch.where(below.any(0), torch.tensor(steps, dtype=torch.float)[first],
                                  torch.full_like(first, math.inf, dtype=torch.float)))

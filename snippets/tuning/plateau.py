@@ -1,4 +1,4 @@
-"""Speed or capability: the tuned rules run on, four times past the tuning's budget.
+"""Speed or capability: the tuned rules run on past the tuning's budget.
 
 ``sdpa.studies.run_plateau``: each rule at the rate that was best after 150 steps, on the
 confirmation seeds, trained longer (``sizes().plateau``; the quick profile: d_k = 64 and
@@ -19,35 +19,36 @@ from sdpa.training import OPTIMIZER_LABELS
 SIZES = sizes()
 
 
-def curve(steps, loss, last, points=100):
-    """The figure's line: the mean over seeds of the loss smoothed as the final loss is
-    (the mean of the last ``last`` records), at about ``points`` records."""
-    mean = loss.mean(1)
-    smooth = [mean[max(0, i - last + 1): i + 1].mean().item() for i in range(len(steps))]
-    every = max(1, len(steps) // points)
-    return {"steps": list(steps[::every]), "curve": smooth[::every]}
+def curve(run, points=100):
+    """The figure's line: the loss smoothed as the final loss is, mean over the seeds, at
+    about ``points`` records."""
+    every = max(1, len(run.steps) // points)
+    return {"steps": list(run.steps[::every]), "curve": run.smooth.mean(1)[::every].tolist()}
+
+
+def row(study, optimizer, d_k, rule, run):
+    """One table row: the three readings, the curve, and whether it still falls at the end."""
+    reached = [s for s in run.steps_to.tolist() if math.isfinite(s)]
+    tenth = max(1, len(run.steps) // 10)  # the last tenth of the run against the one before
+    drop = run.loss[-2 * tenth:-tenth].mean(0) - run.loss[-tenth:].mean(0)  # per seed
+    finite = drop[torch.isfinite(drop)]
+    return {
+        "shape": "one head" if study.tuning.heads is None else f"{study.tuning.heads} heads",
+        "optimizer": optimizer, "d_k": d_k, "rule": rule.label, "lr": run.arm.best_lr,
+        "early": run.early.tolist(), "final": run.final.tolist(),
+        "reached": len(reached), "seeds": len(run.final),
+        "median_steps": sorted(run.steps_to.tolist())[len(run.final) // 2],
+        **curve(run),
+        # still falling at the end: the last tenth below the one before, by 2 SE
+        "falling": len(finite) > 1 and finite.mean().item()
+        > 2 * finite.std().item() / len(finite) ** 0.5,
+    }
 
 
 def plateau(studies=(SIZES.plateau, SIZES.block_plateau)):
     studies = [study for study in studies if study is not None]  # no block in quick
-    rows = []
-    for study, (optimizer, d_k, rule), run in [(s, k, r) for s in studies
-                                                for k, r in run_plateau(s).items()]:
-        reached = [s for s in run.steps_to.tolist() if math.isfinite(s)]
-        tenth = max(1, len(run.steps) // 10)  # the last tenth of the run against the one before
-        drop = run.loss[-2 * tenth:-tenth].mean(0) - run.loss[-tenth:].mean(0)  # per seed
-        finite = drop[torch.isfinite(drop)]
-        rows.append({
-            "shape": "one head" if study.tuning.heads is None else f"{study.tuning.heads} heads",
-            "optimizer": optimizer, "d_k": d_k, "rule": rule.label, "lr": run.arm.best_lr,
-            "early": run.early.tolist(), "final": run.final.tolist(),
-            "reached": len(reached), "seeds": len(run.final),
-            "median_steps": sorted(run.steps_to.tolist())[len(run.final) // 2],
-            **curve(run.steps, run.loss, study.tuning.last),
-            # still falling at the end: the last tenth below the one before, by 2 SE
-            "falling": len(finite) > 1 and finite.mean().item()
-            > 2 * finite.std().item() / len(finite) ** 0.5,
-        })
+    rows = [row(study, optimizer, d_k, rule, run) for study in studies
+            for (optimizer, d_k, rule), run in run_plateau(study).items()]
     first = studies[0]
     assert all((s.tuning.steps, s.steps, s.threshold, s.tuning.confirm_seeds)
                == (first.tuning.steps, first.steps, first.threshold, first.tuning.confirm_seeds)

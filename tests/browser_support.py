@@ -23,8 +23,13 @@ from sitebuild import code_pages
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: Flags for a quiet, offline, sandbox-free headless Chromium (CI runs as root).
+#: Flags for a quiet, offline, sandbox-free headless Chromium (CI runs as root). Every
+#: request that is not for this machine goes to a proxy at a port where nothing listens
+#: (Chromium never proxies loopback addresses), so it fails at once, and the page visits
+#: record it as a request to another host (``tests/test_browser.py``).
+OFFLINE_PROXY = "http://127.0.0.1:9"
 CHROMIUM_ARGS = [
+    f"--proxy-server={OFFLINE_PROXY}",
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
@@ -112,6 +117,38 @@ def nav_pages(config: Path = REPO / "mkdocs.yml") -> list[str]:
 
     walk(nav)
     return found
+
+
+def token_classes(source: str) -> set[str]:
+    """The CSS classes of the highlighted Python ``source``: Pygments' short names, which
+    pymdownx.highlight gives each token's ``<span>`` (the nearest named parent type for a
+    type that has none)."""
+    from pygments.lexers import PythonLexer
+    from pygments.token import STANDARD_TYPES
+
+    classes = set()
+    for kind, _ in PythonLexer().get_tokens(source):
+        while kind not in STANDARD_TYPES:
+            kind = kind.parent
+        classes.add(STANDARD_TYPES[kind])
+    return classes - {""}
+
+
+def code_pages_in_dark() -> list[str]:
+    """The Code pages visited in the dark scheme: the section's page, then, one at a time,
+    the module page whose source adds the most token classes not yet covered, until every
+    class of every module is. The Code pages are one template (``sitebuild/code_pages.py``)
+    over the library's modules; in the dark scheme a visit adds only colour checks, and a
+    colour follows from a class."""
+    library = code_pages.Library([REPO / "snippets"])
+    classes = {m.page: token_classes((REPO / "snippets" / m.file).read_text()) for m in library.modules.values()}
+    chosen = [code_pages.SECTION]
+    left = set().union(*classes.values()) - classes.get(code_pages.SECTION, set())
+    while left:
+        page = max(sorted(classes), key=lambda page: len(classes[page] & left))
+        chosen.append(page)
+        left -= classes[page]
+    return chosen
 
 
 def page_url(source: str) -> str:

@@ -14,6 +14,7 @@ Where Chromium or Playwright is missing the browser tests skip, saying why; unde
 from __future__ import annotations
 
 import json
+import queue
 import re
 import threading
 from collections.abc import Callable
@@ -23,10 +24,19 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser_support import SCHEMES, built_pages, chromium_path, launch, nav_pages, page_file, page_url, serve
+from browser_support import (SCHEMES, built_pages, chromium_path, code_pages_in_dark, launch, nav_pages, page_file,
+                             page_url, serve)
 from conftest import DOCS, when_site_is_built
+from sitebuild import code_pages
 
 PAGES = nav_pages()
+CODE_FOLDER = code_pages.SECTION.rpartition("/")[0] + "/"
+#: The Code pages visited in the dark scheme too (:func:`browser_support.code_pages_in_dark`:
+#: between them they show every token class of the library's source; a dark visit checks
+#: colours, the light one everything else). Every other page is visited in both schemes.
+DARK_CODE_PAGES = code_pages_in_dark()
+VISITED = [(page, scheme) for page in PAGES for scheme in SCHEMES
+           if scheme == "light" or not page.startswith(CODE_FOLDER) or page in DARK_CODE_PAGES]
 MAX_PAGE_BYTES = 1_000_000
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 740}
@@ -74,6 +84,27 @@ def test_the_browser_tests_cover_every_built_page(built_site):
     assert not missing, f"nav pages that were not built: {missing}"
 
 
+#: A token's ``<span>`` in a highlighted block of a built page.
+TOKEN = re.compile(r'<span class="([^"]+)"')
+HIGHLIGHTED = re.compile(r'<td class="code">(.*?)</td>|<code>(.*?)</code>', re.S)
+
+
+def _shown_token_classes(page: Path) -> set[str]:
+    return {name for block in HIGHLIGHTED.finditer(page.read_text()) for name in TOKEN.findall(block[0])}
+
+
+def test_the_code_pages_visited_in_dark_show_every_token_class(built_site):
+    """The dark scheme's visits skip the Code pages whose token classes the others show
+    (:data:`DARK_CODE_PAGES`, chosen from the library's source): checked on the built HTML."""
+    code = [p for p in PAGES if p.startswith(CODE_FOLDER)]
+    shown = {p: _shown_token_classes(page_file(built_site, p)) for p in code}
+    visited = set().union(*(shown[p] for p in DARK_CODE_PAGES))
+    unvisited = {p: sorted(classes - visited) for p, classes in shown.items() if classes - visited}
+    assert not unvisited, (f"token classes no Code page visited in the dark scheme shows: {unvisited} "
+                           "(browser_support.code_pages_in_dark chooses those pages from the source)")
+    assert len(visited) > 20 and {"k", "nf", "s2", "c1"} <= visited
+
+
 def test_every_navigation_landmark_has_a_name(built_site):
     """Screen readers list a page's navigation landmarks by name: each ``<nav>`` has an
     ``aria-label``, or an ``aria-labelledby`` whose element has text (Material's own
@@ -119,20 +150,18 @@ class Visit:
     overflow: dict = field(default_factory=dict)
 
 
-def _watch(context, page, base: str, visit: Callable[[], Visit]) -> None:
+def _watch(page, base: str, visit: Callable[[], Visit]) -> None:
     """Record, in the visit under way, console errors, failed requests and any request that
-    leaves the local server (aborted: the site must work offline)."""
+    leaves the local server (Chromium's proxy, ``browser_support.OFFLINE_PROXY``, lets none
+    through: the site must work offline). Requests are watched, not intercepted: routing
+    every request through Playwright cost 6% of a visit's CPU."""
     origin = urlsplit(base).netloc
 
-    def route(r):
-        url = r.request.url
-        if url.startswith(("data:", "blob:")) or urlsplit(url).netloc == origin:
-            r.continue_()
-        else:
-            visit().foreign_requests.append(url)
-            r.abort()
+    def request(r):
+        if not r.url.startswith(("data:", "blob:")) and urlsplit(r.url).netloc != origin:
+            visit().foreign_requests.append(r.url)
 
-    context.route("**/*", route)
+    page.on("request", request)
     page.on("console", lambda m: m.type == "error" and visit().console_errors.append(f"{m.text} ({m.location})"))
     page.on("pageerror", lambda e: visit().console_errors.append(f"uncaught: {e}"))
     page.on("requestfailed", lambda r: visit().failed_requests.append(f"{r.url}: {r.failure}"))
@@ -296,7 +325,7 @@ class Tab:
         self.context = browser.new_context(color_scheme=scheme, viewport=DESKTOP, reduced_motion="reduce")
         self.page = self.context.new_page()
         self.visit = Visit("")
-        _watch(self.context, self.page, base, lambda: self.visit)
+        _watch(self.page, base, lambda: self.visit)
         self.cdp = self.context.new_cdp_session(self.page)  # which font Chromium drew a glyph with
         self.cdp.send("DOM.enable")
         self.cdp.send("CSS.enable")
@@ -382,11 +411,12 @@ def _visit(tab: Tab, axe_script: str, source: str, scheme: str) -> Visit:
 
 
 class Visits:
-    """The visits the selected tests read, made in two threads, one per colour scheme (each
-    with its own server, Playwright and Chromium), from the moment the session's site is
-    built, while the other tests run; the tests that read a visit run last (``conftest.py``
-    orders them). Since the suite builds the site once, its cores are no longer both busy
-    when the visits start: two browsers finish them about 15 s sooner than one."""
+    """The visits the selected tests read (:data:`VISITED`), made in two threads (each with
+    its own server, Playwright and Chromium, and a tab per colour scheme) that take them in
+    turn from one queue, from the moment the session's site is built, while the other tests
+    run; the tests that read a visit run last (``conftest.py`` orders them). Since the suite
+    builds the site once, its cores are no longer both busy when the visits start: two
+    browsers finish them about 15 s sooner than one."""
 
     def __init__(self) -> None:
         self.done: dict[tuple[str, str], Visit] = {}
@@ -397,6 +427,7 @@ class Visits:
         self.stopping = False
         self.changed = threading.Condition()
         self.threads: list[threading.Thread] = []
+        self.queue: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
 
     def start(self, site: Path, items=()) -> None:
         """Visit the pages and schemes of ``items`` (the selected tests), or all of them."""
@@ -404,26 +435,31 @@ class Visits:
                   for item in items if "source" in getattr(getattr(item, "callspec", None), "params", {})}
         if self.threads or chromium_path() is None:
             return
-        self.running = len(SCHEMES)
-        for scheme in SCHEMES:  # one thread, browser and tab per scheme: two cores, two visits
-            order = [(p, scheme) for p in PAGES if not wanted or (p, scheme) in wanted]
-            thread = threading.Thread(target=self._run, args=(site, order), name=f"page visits, {scheme}",
-                                      daemon=True)
+        for key in VISITED:  # in the order the tests read them
+            if not wanted or key in wanted:
+                self.queue.put(key)
+        self.running = 2
+        for number in range(self.running):  # two cores, two browsers
+            thread = threading.Thread(target=self._run, args=(site,), name=f"page visits {number}", daemon=True)
             self.threads.append(thread)
             thread.start()
 
-    def _run(self, site: Path, order: list[tuple[str, str]]) -> None:
+    def _run(self, site: Path) -> None:
         try:
             from axe_playwright_python.sync_playwright import Axe
             from playwright.sync_api import sync_playwright
 
             with serve(site) as base, sync_playwright() as playwright:
                 browser, axe_script = launch(playwright), Axe().axe_script
-                tabs = {scheme: Tab(browser, base, scheme) for scheme in {s for _, s in order}}
-                for key in order:
-                    if self.stopping:
+                tabs: dict[str, Tab] = {}
+                while not self.stopping:
+                    try:
+                        key = self.queue.get_nowait()
+                    except queue.Empty:
                         break
                     try:
+                        if key[1] not in tabs:
+                            tabs[key[1]] = Tab(browser, base, key[1])
                         record = _visit(tabs[key[1]], axe_script, *key)
                     except Exception as error:  # noqa: BLE001 - handed to that visit's tests
                         self.failed[key] = error
@@ -468,7 +504,7 @@ def visit(browser_available, built_site):
     return VISITS.get
 
 
-CASES = [pytest.param(p, s, id=f"{page_url(p) or 'home'}-{s}") for p in PAGES for s in SCHEMES]
+CASES = [pytest.param(p, s, id=f"{page_url(p) or 'home'}-{s}") for p, s in VISITED]
 
 
 @pytest.mark.parametrize("source, scheme", CASES)

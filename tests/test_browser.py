@@ -2,8 +2,9 @@
 
 The site is built once (the ``built_site`` fixture), served on 127.0.0.1 from a thread
 and opened in the system's headless Chromium through Playwright. Each page is loaded
-once per colour scheme, in one tab per scheme, by a thread that starts as soon as the
-site is built (:class:`Visits`); the tests below assert on what that visit recorded. The pages
+once per colour scheme (the Code pages in the dark scheme: those of
+:data:`DARK_CODE_PAGES`), by two threads that start as soon as the site is built
+(:class:`Visits`); the tests below assert on what that visit recorded. The pages
 come from the nav in mkdocs.yml, and a test checks that the built site has no page
 the nav leaves out, so a new page is covered without editing this file.
 

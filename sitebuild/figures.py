@@ -21,7 +21,7 @@ is edited as a tree of elements (``sitebuild/markup.py``), read once and written
 as drawn for the download, and themed for the page.
 
 It works on the page's HTML alone, so cached or parallel snippet runs need nothing more.
-The drawings stand aside while the search plugin reads the page (see :data:`_ASIDE`).
+The drawings stand aside while the search plugin reads the page (``sitebuild/search.py``).
 """
 
 from __future__ import annotations
@@ -45,27 +45,12 @@ EXPLORABLE_CAPTION = re.compile(
 FOLDER = "figures"
 
 
-#: Each page's drawings, set aside from ``on_page_content`` to ``on_post_page``: in
-#: between, Material's search plugin parses the page's HTML for its index, and a page's
-#: SVG (tens of thousands of tags of paths and tick marks) holds no words a reader would
-#: search for but takes most of that parsing time. A comment holds each one's place.
-_ASIDE: dict[str, list[str]] = {}
-PLACE = re.compile(r"<!-- sdpa-drawing (\d+) -->")
-
-
 def on_page_content(html: str, page, config, files) -> str:
     html = EXPLORABLE_CAPTION.sub(lambda m: m[1] + _outside_code(m[2], readable), html)
     if _OPEN not in html:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER
-    html = _replace(html, _figures(html), lambda start, end, name, body: _figure(name, body, html[start:end], folder))
-    drawings = _ASIDE[page.file.src_uri] = []
-
-    def aside(svg: re.Match) -> str:
-        drawings.append(svg[0])
-        return f"<!-- sdpa-drawing {len(drawings) - 1} -->"
-
-    return SVG.sub(aside, html)
+    return _replace(html, _figures(html), lambda start, end, name, body: _figure(name, body, html[start:end], folder))
 
 
 # What FIGURE.finditer finds on a page, found with str.find: the regex's lazy ``.*?``
@@ -96,12 +81,6 @@ def _replace(html: str, spans, replacement) -> str:
         pieces += [html[position:span[0]], replacement(*span)]
         position = span[1]
     return "".join(pieces) + html[position:] if pieces else html
-
-
-def on_post_page(output: str, page, config) -> str:
-    """Put the page's drawings back in their places."""
-    drawings = _ASIDE.pop(page.file.src_uri, [])
-    return PLACE.sub(lambda place: drawings[int(place[1])], output) if drawings else output
 
 
 def _figure(name: str, body: str, whole: str, folder: Path) -> str:

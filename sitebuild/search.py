@@ -1,0 +1,69 @@
+"""What the search index leaves out: each figure's drawing and each snippet's source.
+
+A MkDocs hook (listed in ``mkdocs.yml`` after the hooks that make a page's HTML). Between
+``on_page_content`` and ``on_post_page``, Material's search plugin reads every page's HTML
+for its index. Two parts of a page hold nothing a reader searches the site for:
+
+* a figure's drawing: tens of thousands of tags of paths and tick marks, most of the
+  plugin's parsing time; the figure's caption and text alternative stay;
+* a snippet's source, in the tab behind its output: three fifths of the index's text were
+  code, which every page a reader opens loads and indexes again in a web worker (a third
+  of a second of CPU per page load). The file's name stays, so a search for it finds the
+  page; the library's own source stays searchable on the Code pages.
+
+Each stands aside while the page is indexed, a comment in its place, and is put back when
+the page is written: the page itself is byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Where a snippet's source starts: the tab markdown-exec writes behind the output
+#: (``source="tabbed-right"``), holding the fence's title (the file) and the highlighted code.
+SOURCE_TAB = '<div class="tabbed-block">\n<div class="highlight"><span class="filename">'
+PLACE = re.compile(r"<!-- sdpa-aside (\d+) -->")
+
+#: Each page's parts set aside, by source path, from on_page_content to on_post_page.
+_ASIDE: dict[str, list[str]] = {}
+
+
+def _spans(html: str):
+    """(start, end) of each drawing (``<svg>`` … ``</svg>``) and each snippet's source
+    (the ``<pre>`` of a source tab), in order, found with ``str.find``."""
+    spans = []
+    start = html.find("<svg")
+    while start >= 0:
+        end = html.find("</svg>", start)
+        if end < 0:
+            break
+        spans.append((start, end + len("</svg>")))
+        start = html.find("<svg", end)
+    tab = html.find(SOURCE_TAB)
+    while tab >= 0:
+        start = html.find("<pre>", tab)
+        end = html.find("</pre>", start)
+        if start < 0 or end < 0:
+            break
+        spans.append((start, end + len("</pre>")))
+        tab = html.find(SOURCE_TAB, end)
+    return sorted(spans)
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    spans = _spans(html)
+    if not spans:
+        return html
+    parts = _ASIDE[page.file.src_uri] = []
+    pieces, position = [], 0
+    for start, end in spans:
+        pieces += [html[position:start], f"<!-- sdpa-aside {len(parts)} -->"]
+        parts.append(html[start:end])
+        position = end
+    return "".join(pieces) + html[position:]
+
+
+def on_post_page(output: str, page, config) -> str:
+    """Put the page's parts back in their places."""
+    parts = _ASIDE.pop(page.file.src_uri, [])
+    return PLACE.sub(lambda place: parts[int(place[1])], output) if parts else output

@@ -1,0 +1,42 @@
+"""The search index: what it leaves out (``sitebuild/search.py``) and what it keeps."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from conftest import SNIPPETS, included_snippets
+from sitebuild import search
+
+PAGE = (
+    '<p>Text.</p>\n<figure class="sdpa-figure" id="fig-x">\n<svg role="img"><title>alt</title>'
+    '<path d="M 0 0"/><text>10</text></svg>\n<figcaption>Caption.</figcaption></figure>\n'
+    '<div class="tabbed-set"><div class="tabbed-content">\n<div class="tabbed-block">\n<p>Output</p>\n</div>\n'
+    + search.SOURCE_TAB + 'snippets/x.py</span><pre><span></span><code>print(1)\n</code></pre></div>\n</div>\n'
+    '</div></div>\n<div class="highlight"><pre><code>library = "kept"</code></pre></div>\n'
+)
+
+
+def test_drawings_and_snippet_sources_stand_aside_and_come_back():
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="x.md"))
+    indexed = search.on_page_content(PAGE, page, None, None)
+    assert "<path" not in indexed and "print(1)" not in indexed
+    assert all(kept in indexed for kept in ("Caption.", "Output", "snippets/x.py", 'library = "kept"'))
+    assert search.on_post_page(indexed, page, None) == PAGE
+    assert search.on_page_content("<p>plain</p>", page, None, None) == "<p>plain</p>"
+
+
+def _docstring_line(snippet: str) -> str:
+    text = (SNIPPETS / snippet).read_text()
+    return text.split('"""', 2)[1].strip().splitlines()[0]
+
+
+def test_the_index_has_no_snippet_source_but_their_names_and_the_librarys_code(built_site):
+    entries = json.loads((built_site / "search" / "search_index.json").read_text())["docs"]
+    text = "\n".join(entry["text"] for entry in entries)
+    snippets = included_snippets()
+    assert [s for s in snippets if f"snippets/{s}" not in text] == []
+    # a snippet's docstring is shown in its Source tab only
+    assert [s for s in snippets if _docstring_line(s).replace("&", "&amp;") in text] == []
+    assert "def run_recalls" in text  # the Code pages' source stays searchable
+    assert "<svg" not in text

@@ -146,13 +146,26 @@ def test_the_build_reads_the_figure_format_without_torch_or_matplotlib():
     assert loaded.stdout.strip() == "[]"
 
 
+def test_log_axes_are_labelled_in_plain_text():
+    """matplotlib writes a log axis's labels as mathtext (one <tspan> per glyph, the TeX in
+    a comment); sdpa.Figure has them written as text: "10⁻²", "2×10⁻¹", "−10³"."""
+    assert [sdpa.figures.plain_text(label) for label in (
+        r"$\mathdefault{10^{-2}}$", r"$\mathdefault{2\times10^{-1}}$", r"$\mathdefault{-10^{3}}$", "0.5", "")] == [
+        "10⁻²", "2×10⁻¹", "−10³", "0.5", ""]
+    figure = sdpa.Figure("log-labels", caption="Caption.", alt="A log axis.")
+    with figure as ax:
+        ax.plot([1, 2, 3], [1e-3, 1e-1, 10])
+        ax.set_yscale("log")
+    assert ">10⁻²</text>" in figure.html and "mathdefault" not in figure.html and "<!--" not in figure.html
+
+
 def test_a_drawing_read_as_a_tree_is_written_back_byte_for_byte():
     """The build edits the SVG as a tree (sitebuild.markup): what it does not edit stays
     as matplotlib wrote it, comments, namespaces, newlines in attributes and all."""
     figure = sdpa.Figure("round-trip", caption="Caption.", alt="It's <d_k> & \"more\".", ncols=2)
     with figure as (left, right):
         left.plot([1, 2], [3, 4], label="a")
-        left.set(yscale="log", title="d_k")  # log ticks: matplotlib writes each label's TeX in a comment
+        left.set(yscale="log", title="$d_k$")  # mathtext: matplotlib writes its TeX in a comment
         left.legend()
         right.imshow([[0.0, 1.0], [2.0, 3.0]])  # a raster image: base64 data in xlink:href
     svgs = re.findall(r"<svg\b.*?</svg>", figure.html, re.S)

@@ -41,6 +41,7 @@ from matplotlib.collections import LineCollection, PathCollection, PolyCollectio
 from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 from matplotlib.figure import Figure as _MplFigure  # noqa: E402
 from matplotlib.patches import Polygon  # noqa: E402
+from matplotlib.ticker import Formatter, LogFormatterMathtext  # noqa: E402
 
 from sdpa.style import (DATA_CLASS, EXPLORABLE_CLASS, EXPLORABLE_DATA_CLASS,  # noqa: E402
                         EXPLORABLE_ID_PREFIX, FIGURE_CLASS, FIGURE_ID_PREFIX, INK, NARROW_CLASS,
@@ -74,9 +75,7 @@ STYLE: dict[str, Any] = {
     "lines.linewidth": 1.8,
     "figure.facecolor": "none",
     "axes.facecolor": "none",
-    "savefig.transparent": True,
-    "savefig.bbox": "tight",
-    "savefig.pad_inches": 0.05,
+    "savefig.transparent": True,  # the figure as laid out (constrained): no second pass to crop it
     "image.interpolation": "nearest",
 }
 
@@ -120,6 +119,7 @@ class Figure:
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
             if exc_type is None:
+                _plain_text_labels(self.figure)
                 self.csv = plotted_data(self.figure)
                 wide = _svg(self.figure, self.alt)
                 narrow = None
@@ -130,6 +130,44 @@ class Figure:
         finally:
             self.figure = None  # no pyplot registry: dropping the reference frees it
             self._rc.__exit__(exc_type, exc, tb)
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789.", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹·")
+
+
+def plain_text(label: str) -> str:
+    """A tick label matplotlib writes as mathtext (``$\\mathdefault{2\\times10^{-3}}$``)
+    as plain text (``2×10⁻³``); any other label as it is."""
+    if not (label.startswith("$\\mathdefault{") and label.endswith("}$")):
+        return label
+    text = label[len("$\\mathdefault{"):-len("}$")].replace("\\times", "×")
+    text = re.sub(r"\^\{([^}]*)\}", lambda power: power[1].translate(_SUPERSCRIPT), text)
+    return text.replace("-", "−")
+
+
+class _PlainText(Formatter):
+    """A log axis's own formatter (which ticks get a label, and which label), its labels
+    written by :func:`plain_text`: one ``<text>`` each in the SVG, which a screen reader
+    reads as a number, and a fifth less of matplotlib's time writing the site's figures."""
+
+    def __init__(self, formatter: Formatter):
+        self.formatter = formatter
+
+    def set_locs(self, locs):
+        self.formatter.set_locs(locs)
+
+    def __call__(self, x, pos=None):
+        return plain_text(self.formatter(x, pos))
+
+
+def _plain_text_labels(fig: _MplFigure) -> None:
+    """Every log axis of ``fig`` labelled in plain text (:class:`_PlainText`)."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if isinstance(axis.get_major_formatter(), LogFormatterMathtext):
+                axis.set_major_formatter(_PlainText(axis.get_major_formatter()))
+            if isinstance(axis.get_minor_formatter(), LogFormatterMathtext):
+                axis.set_minor_formatter(_PlainText(axis.get_minor_formatter()))
 
 
 #: Width in inches of a figure's stacked layout: drawn at about its natural size on a

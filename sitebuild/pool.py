@@ -11,11 +11,12 @@ build, so the site is byte for byte the same.
 * ``SDPA_JOBS`` sets the number of worker processes; by default, the CPU cores this
   process may use. ``SDPA_JOBS=1`` runs every snippet in the MkDocs process, one after
   another, as does a build with fewer than two jobs to share (a one-page preview).
-* Workers are forked from a ``forkserver``: a fresh interpreter that has imported torch,
-  numpy and matplotlib and run nothing (no thread or state of the MkDocs process
-  travels). Each worker takes the MkDocs process's environment as the pool starts, so
-  ``sdpa.runtime`` gives it the same device, thread count and seed offset; it imports
-  the snippets' library itself, so ``mkdocs serve`` workers see every edit.
+* Workers are forked from a ``forkserver``: a fresh interpreter that has imported the
+  heavy modules the build's snippets use (torch, numpy, matplotlib: :func:`preload`) and
+  run nothing (no thread or state of the MkDocs process travels). Each worker takes the
+  MkDocs process's environment as the pool starts, so ``sdpa.runtime`` gives it the
+  same device, thread count and seed offset; it imports the snippets' library itself, so
+  ``mkdocs serve`` workers see every edit.
 * The slowest jobs start first (:func:`start_order`): slowest by the seconds each page
   and notebook took in the last build from this checkout (``.cache/schedule.json``,
   written by every build; it orders the work and nothing else).
@@ -23,17 +24,37 @@ build, so the site is byte for byte the same.
 
 from __future__ import annotations
 
+import ast
 import json
 import multiprocessing
 import os
 import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from sdpa import env
 #: Imported once by the forkserver, so that each worker starts without paying for them.
 PRELOAD = ["numpy", "torch", "matplotlib"]
+
+
+def preload(sources: Iterable[str]) -> list[str]:
+    """The modules of :data:`PRELOAD` that the snippets' ``sources`` import, directly or
+    through the library (``sdpa`` uses all three): the site's snippets need every one,
+    while a throwaway site of the tests, whose snippets import none, starts its workers
+    without a second of imports."""
+    imported = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # the worker reports it; preload as for any snippet
+            return list(PRELOAD)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.partition(".")[0])
+    return list(PRELOAD) if "sdpa" in imported else [name for name in PRELOAD if name in imported]
 SCHEDULE = Path(".cache") / "schedule.json"
 
 
@@ -57,14 +78,14 @@ def _enter(environment: dict[str, str]) -> None:
 class Pool:
     """The worker processes of one build."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, modules: list[str] = PRELOAD):
         # Workers import this package by name; MkDocs puts the folder that holds it on the
         # path only while it loads a hook, then takes it off again.
         root = str(Path(__file__).resolve().parents[1])
         if root not in sys.path:
             sys.path.append(root)
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(PRELOAD)
+        context.set_forkserver_preload(modules)
         self._executor = ProcessPoolExecutor(size, mp_context=context, initializer=_enter,
                                              initargs=(dict(os.environ),))
 

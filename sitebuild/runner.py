@@ -221,7 +221,7 @@ class SnippetRunner:
                 hosted[file.src_uri] = host
         for page, host in hosted.items():
             pages[host] = pages[host] + pages.pop(page)
-        self.pool = pool.Pool(size)
+        self.pool = pool.Pool(size, pool.preload(code for fences in pages.values() for _, code in fences))
         for page in pool.start_order({page: len(fences) for page, fences in pages.items()}):
             if page in notebooks:
                 notebook.run_ahead(notebooks[page], self.pool.submit(notebook.to_html, *notebooks[page]))

@@ -337,3 +337,14 @@ def test_a_page_split_off_another_runs_in_its_worker():
     assert runs_with("---\n# why\nruns_with: tuning.md\n---\n\n# Title\n") == "tuning.md"
     assert runs_with("# Title\n\nruns_with: tuning.md\n") is None
     assert runs_with((DOCS / "transfer.md").read_text()) == "tuning.md"
+
+
+def test_the_workers_preload_the_heavy_modules_the_snippets_import():
+    """The forkserver imports torch, numpy and matplotlib for the site's snippets (they use
+    the library), and none of them for the throwaway sites above."""
+    from sitebuild import pool
+
+    site = [(SNIPPETS / snippet).read_text() for snippet in included_snippets()]
+    assert pool.preload(site) == pool.PRELOAD == ["numpy", "torch", "matplotlib"]
+    assert pool.preload([BROKEN_SNIPPET, 'print("fine")']) == []
+    assert pool.preload(["import numpy as np\nfrom matplotlib.figure import Figure\n"]) == ["numpy", "matplotlib"]

@@ -75,7 +75,9 @@ STYLE: dict[str, Any] = {
     "lines.linewidth": 1.8,
     "figure.facecolor": "none",
     "axes.facecolor": "none",
-    "savefig.transparent": True,  # the figure as laid out (constrained): no second pass to crop it
+    "savefig.transparent": True,
+    "savefig.bbox": "tight",  # a legend wider than the figure (a phone's stacked copy) stays whole
+    "savefig.pad_inches": 0.05,
     "image.interpolation": "nearest",
 }
 

@@ -390,35 +390,6 @@ def _take(kept_runs: dict[str, dict]) -> None:
 # ---- the session's snippets, when it builds no site ------------------------------------
 
 
-def page_includes_with_snippets() -> dict[str, list[str]]:
-    return {page: snippets for page, snippets in page_includes().items() if snippets}
-
-
-def pages_read(items: list) -> dict[int, set[str] | None]:
-    """Each selected test that uses ``run_snippet`` (by ``id``), mapped to the pages whose
-    snippets it reads: the snippet it is parametrised with (``test_snippets.py``), else its own page's
-    (``tests/test_<page>.py``) and those of the snippets its file names
-    (``"derivation/gap_ratio.py"``); None for a test with neither (it could read any)."""
-    includes = page_includes_with_snippets()
-    page_of = {snippet: page for page, snippets in includes.items() for snippet in snippets}
-    named: dict[Path, set[str]] = {}  # test file -> the pages of the snippets it names
-    read = {}
-    for item in items:
-        if "run_snippet" not in getattr(item, "fixturenames", ()):
-            continue
-        snippet = getattr(getattr(item, "callspec", None), "params", {}).get("snippet")
-        if isinstance(snippet, str) and snippet in page_of:
-            read[id(item)] = {page_of[snippet]}
-            continue
-        if item.path not in named:
-            text = item.path.read_text()
-            own = item.path.stem.removeprefix("test_").replace("_", "-") + ".md"
-            named[item.path] = {page_of[s] for s in page_of if f'"{s}"' in text or f"'{s}'" in text} | (
-                {own} & set(includes))
-        read[id(item)] = named[item.path] or None
-    return read
-
-
 class SessionSnippets:
     """The snippets of a session that builds no site (``python -m pytest -m "not site"``):
     when the selected tests read the snippets of two pages or more, every executed fence of
@@ -443,10 +414,30 @@ class SessionSnippets:
 
     @staticmethod
     def pages(items: list) -> list[str]:
-        """The pages whose snippets the selected tests that use ``run_snippet`` read (see
-        :func:`pages_read`); a test that could read any page's makes it every page."""
-        read = pages_read(items)
-        return sorted(page_includes_with_snippets()) if None in read.values() else sorted(set().union(*read.values()))
+        """The pages whose snippets the selected tests that use ``run_snippet`` read: the
+        snippet a test is parametrised with (``test_snippets.py``), else its own page's
+        (``tests/test_<page>.py``) and those of the snippets its file names
+        (``"derivation/gap_ratio.py"``); a test with neither could read any: every page."""
+        includes = {page: snippets for page, snippets in page_includes().items() if snippets}
+        page_of = {snippet: page for page, snippets in includes.items() for snippet in snippets}
+        named: dict[Path, set[str]] = {}  # test file -> the pages of the snippets it names
+        pages: set[str] = set()
+        for item in items:
+            if "run_snippet" not in getattr(item, "fixturenames", ()):
+                continue
+            snippet = getattr(getattr(item, "callspec", None), "params", {}).get("snippet")
+            if isinstance(snippet, str) and snippet in page_of:
+                pages.add(page_of[snippet])
+                continue
+            if item.path not in named:
+                text = item.path.read_text()
+                own = item.path.stem.removeprefix("test_").replace("_", "-") + ".md"
+                named[item.path] = {page_of[s] for s in page_of if f'"{s}"' in text or f"'{s}'" in text} | (
+                    {own} & set(includes))
+            if not named[item.path]:
+                return sorted(includes)
+            pages |= named[item.path]
+        return sorted(pages)
 
     def start(self, pages: list[str]) -> None:
         from sitebuild import keep
@@ -500,30 +491,25 @@ class SessionSnippets:
 _SNIPPETS = SessionSnippets()
 
 
-def order_tests(items: list, snippet_workers: bool = False, page_order: list[str] = ()) -> None:
+def order_tests(items: list, snippet_workers: bool = False) -> None:
     """Each test waits for as little as can be: first those that need no work from the
     background; then, while the session's build or its snippet workers
     (:class:`SessionSnippets`) run, those whose work started ahead (the snippets are not
     ready yet), or else the snippets here first (the work started ahead goes on beside
-    them); then the site's tests; the visits last. The tests that read the snippet
-    workers' pages run in the order the workers start those pages (``page_order``): each
-    test runs as its pages arrive, not behind a test that waits for a later page."""
+    them); then the site's tests; the visits last."""
     building = snippet_workers or any("parallel_site" in names or "built_site" in names
                                       for names in (set(getattr(item, "fixturenames", ())) for item in items))
-    rank = {page: index for index, page in enumerate(page_order)}
-    read = pages_read(items) if rank else {}
 
-    def order(item) -> tuple[int, int]:
+    def order(item) -> int:
         names = set(getattr(item, "fixturenames", ()))
         if _BACKGROUND & names:
-            return 4, 0
+            return 4
         if SITE_FIXTURES & names:
-            return 3, 0
+            return 3
         started_ahead, snippets = bool(set(_AHEAD) & names), "run_snippet" in names
         if started_ahead or snippets:
-            pages = (read[id(item)] or rank) if id(item) in read else ()  # None: any page, so the last
-            return 1 if started_ahead == building else 2, max((rank.get(page, len(rank)) for page in pages), default=0)
-        return 0, 0
+            return 1 if started_ahead == building else 2
+        return 0
 
     items.sort(key=order)
 
@@ -538,13 +524,7 @@ def pytest_collection_finish(session):
     given = bool(os.environ.get(sdpa_env.BUILT_SITE))
     builds = any("parallel_site" in names or ({"built_site"} & names and not given) for names in uses)
     pages = [] if builds else SessionSnippets.pages(session.items)
-    if len(pages) > 1:
-        from sitebuild.pool import start_order
-
-        includes = page_includes()
-        order_tests(session.items, snippet_workers=True, page_order=start_order({p: len(includes[p]) for p in pages}))
-    else:
-        order_tests(session.items)
+    order_tests(session.items, snippet_workers=len(pages) > 1)
     session.config.stash[_SELECTED] = list(session.items)
     if session.config.option.collectonly:
         return

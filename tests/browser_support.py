@@ -134,12 +134,13 @@ def token_classes(source: str) -> set[str]:
     return classes - {""}
 
 
-def code_pages_in_dark() -> list[str]:
-    """The Code pages visited in the dark scheme: the section's page, then, one at a time,
-    the module page whose source adds the most token classes not yet covered, until every
-    class of every module is. The Code pages are one template (``sitebuild/code_pages.py``)
-    over the library's modules; in the dark scheme a visit adds only colour checks, and a
-    colour follows from a class."""
+def code_pages_in_full() -> list[str]:
+    """The Code pages checked in full: the section's page, then, one at a time, the module
+    page whose source adds the most token classes not yet covered, until every class of
+    every module is. The Code pages are one template (``sitebuild/code_pages.py``) over the
+    library's modules: these are also visited in the dark scheme (a dark visit adds only
+    colour checks, and a colour follows from a class) and checked by axe-core (the others
+    hold no kind of element these lack: ``tests/test_browser.py`` checks it)."""
     library = code_pages.Library([REPO / "snippets"])
     classes = {m.page: token_classes((REPO / "snippets" / m.file).read_text()) for m in library.modules.values()}
     chosen = [code_pages.SECTION]

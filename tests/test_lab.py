@@ -94,6 +94,8 @@ def test_only_lab_py_is_a_notebook_page():
     pages = [p for p in candidates if any(Path(p).match(pattern) for pattern in patterns)]
     assert pages == [NOTEBOOK]
     assert not any(fnmatch.fnmatch("index.md", pattern) for pattern in patterns)
+    # and no Markdown page is read as one (the plugin would otherwise open each with Jupytext)
+    assert any(fnmatch.fnmatch("index.md", pattern) for pattern in plugin_config()["ignore"])
 
 
 def test_notebook_html_loads_nothing_from_the_network():

@@ -12,7 +12,10 @@ for its index. Two parts of a page hold nothing a reader searches the site for:
   page; the library's own source stays searchable on the Code pages.
 
 Each stands aside while the page is indexed, a comment in its place, and is put back when
-the page is written: the page itself is byte for byte the same.
+the page is written: the page itself is byte for byte the same. The library's source on
+the Code pages stays in the index, but as plain text: its line numbers and the ``<span>``
+of each highlighted token (half of the tags the plugin parsed) stand aside too, the code's
+text in their place, so its entries are the same.
 """
 
 from __future__ import annotations
@@ -22,31 +25,46 @@ import re
 #: Where a snippet's source starts: the tab markdown-exec writes behind the output
 #: (``source="tabbed-right"``), holding the fence's title (the file) and the highlighted code.
 SOURCE_TAB = '<div class="tabbed-block">\n<div class="highlight"><span class="filename">'
-PLACE = re.compile(r"<!-- sdpa-aside (\d+) -->")
+#: A highlighted block with line numbers (the Code pages): the numbers, then the code.
+LINE_NUMBERS, CODE = '<td class="linenos">', '<td class="code">'
+TAG = re.compile(r"<[^>]*>")
+PLACE = re.compile(r"<!-- sdpa-aside (\d+) -->(.*?)<!-- sdpa-aside -->", re.S)
 
 #: Each page's parts set aside, by source path, from on_page_content to on_post_page.
 _ASIDE: dict[str, list[str]] = {}
 
 
-def _spans(html: str):
-    """(start, end) of each drawing (``<svg>`` … ``</svg>``) and each snippet's source
-    (the ``<pre>`` of a source tab), in order, found with ``str.find``."""
+def _between(html: str, opening: str, start: str, end: str) -> list[tuple[int, int]]:
+    """(start, end) of each ``start`` … ``end`` that follows an ``opening``."""
+    spans = []
+    at = html.find(opening)
+    while at >= 0:
+        first = html.find(start, at)
+        last = html.find(end, first)
+        if first < 0 or last < 0:
+            break
+        spans.append((first, last + len(end)))
+        at = html.find(opening, last)
+    return spans
+
+
+def _spans(html: str) -> list[tuple[int, int, str]]:
+    """(start, end, stand-in) of each drawing (``<svg>`` … ``</svg>``), each snippet's
+    source (the ``<pre>`` of a source tab) and the line numbers of a highlighted block (none
+    in the index), and of the highlighted code of a Code page (its text in the index), in
+    order, found with ``str.find``."""
     spans = []
     start = html.find("<svg")
     while start >= 0:
         end = html.find("</svg>", start)
         if end < 0:
             break
-        spans.append((start, end + len("</svg>")))
+        spans.append((start, end + len("</svg>"), ""))
         start = html.find("<svg", end)
-    tab = html.find(SOURCE_TAB)
-    while tab >= 0:
-        start = html.find("<pre>", tab)
-        end = html.find("</pre>", start)
-        if start < 0 or end < 0:
-            break
-        spans.append((start, end + len("</pre>")))
-        tab = html.find(SOURCE_TAB, end)
+    spans += [(start, end, "") for start, end in _between(html, SOURCE_TAB, "<pre>", "</pre>")]
+    spans += [(start, end, "") for start, end in _between(html, LINE_NUMBERS, "<pre>", "</pre>")]
+    spans += [(start, end, "<code>" + TAG.sub("", html[start:end]) + "</code>")
+              for start, end in _between(html, CODE, "<code>", "</code>")]
     return sorted(spans)
 
 
@@ -56,8 +74,8 @@ def on_page_content(html: str, page, config, files) -> str:
         return html
     parts = _ASIDE[page.file.src_uri] = []
     pieces, position = [], 0
-    for start, end in spans:
-        pieces += [html[position:start], f"<!-- sdpa-aside {len(parts)} -->"]
+    for start, end, stand_in in spans:
+        pieces += [html[position:start], f"<!-- sdpa-aside {len(parts)} -->{stand_in}<!-- sdpa-aside -->"]
         parts.append(html[start:end])
         position = end
     return "".join(pieces) + html[position:]

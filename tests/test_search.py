@@ -14,14 +14,18 @@ PAGE = (
     '<div class="tabbed-set"><div class="tabbed-content">\n<div class="tabbed-block">\n<p>Output</p>\n</div>\n'
     + search.SOURCE_TAB + 'snippets/x.py</span><pre><span></span><code>print(1)\n</code></pre></div>\n</div>\n'
     '</div></div>\n<div class="highlight"><pre><code>library = "kept"</code></pre></div>\n'
+    '<div class="highlight"><table class="highlighttable"><tr><td class="linenos"><div class="linenodiv"><pre>'
+    '<span class="normal">1</span></pre></div></td><td class="code"><div><pre><span></span><code>'
+    '<span class="k">def</span> <span class="nf">run</span>():</code></pre></div></td></tr></table></div>\n'
 )
 
 
-def test_drawings_and_snippet_sources_stand_aside_and_come_back():
+def test_drawings_snippet_sources_and_highlighting_stand_aside_and_come_back():
     page = SimpleNamespace(file=SimpleNamespace(src_uri="x.md"))
     indexed = search.on_page_content(PAGE, page, None, None)
     assert "<path" not in indexed and "print(1)" not in indexed
     assert all(kept in indexed for kept in ("Caption.", "Output", "snippets/x.py", 'library = "kept"'))
+    assert "<code>def run():</code>" in indexed and 'class="normal"' not in indexed  # a Code page's source: its text
     assert search.on_post_page(indexed, page, None) == PAGE
     assert search.on_page_content("<p>plain</p>", page, None, None) == "<p>plain</p>"
 

@@ -62,11 +62,11 @@ def test_a_sink_takes_half_at_the_rows_logsumexp(run_snippet):
         scaled, unscaled = rows[d_k, Scale.INV_SQRT], rows[d_k, Scale.NONE]
         # ln 64 + 1/2 = 4.66 for unit-variance logits; the median over 1024 rows moves by < 0.05
         assert scaled["half_sink_median"] == pytest.approx(math.log(64) + 0.5, abs=0.06)
-        assert scaled["sink_share_0"] == pytest.approx(0.01, abs=0.001), "about 1% at s = 0"
-        assert scaled["sink_share_4"] == pytest.approx(0.345, abs=0.01), "about a third at s = 4"
-        assert scaled["sink_share_8"] > 0.96, "nearly all at s = 8"
+        assert scaled["sink_share_0"] == pytest.approx(0.01, abs=0.001), "about 1% at z₀ = 0"
+        assert scaled["sink_share_4"] == pytest.approx(0.345, abs=0.01), "about a third at z₀ = 4"
+        assert scaled["sink_share_8"] > 0.96, "nearly all at z₀ = 8"
         assert scaled["entropy_8"] < 0.3 < 3.5 < scaled["entropy"]
-        assert unscaled["sink_share_8"] < 0.002, "unscaled rows: the sink gets nothing at s = 8"
+        assert unscaled["sink_share_8"] < 0.002, "unscaled rows: the sink gets nothing at z₀ = 8"
         assert abs(unscaled["entropy_8"] - unscaled["entropy"]) < 0.01
     assert 17 < rows[64, Scale.NONE]["half_sink_median"] < 20, "about 18 at d_k = 64"
     assert 25 < rows[128, Scale.NONE]["half_sink_median"] < 27.5, "about 26 at d_k = 128"

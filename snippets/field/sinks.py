@@ -1,9 +1,9 @@
 """What a sink logit does to a row at initialisation, with and without the factor.
 
 gpt-oss appends one learned logit per head to every row, after the 1/sqrt(d_head) scale,
-and drops its weight after the softmax. A row's keys then share 1 / (1 + exp(s - L)) of
-the weight, where s is the sink logit and L the row's logsumexp; their ratios do not
-change. So the sink absorbs half a row's weight exactly when s = L, and L depends on how
+and drops its weight after the softmax. A row's keys then share 1 / (1 + exp(z0 - L)) of
+the weight, where z0 is the sink logit and L the row's logsumexp; their ratios do not
+change. So the sink absorbs half a row's weight exactly when z0 = L, and L depends on how
 wide the logits are. We read the site's survey of rows (64 keys, unit-variance q and k).
 """
 
@@ -32,14 +32,14 @@ def with_sinks(dims=DIMS, sinks=SINKS):
                  "half_sink_q90": lse.quantile(0.9).item(),
                  "half_sink_se": survey.standard_error(lse, torch.median),
                  "entropy": rows.entropy.mean().item(), "ratio_error": 0.0}
-            for s in sinks:
-                p = sink_softmax(z, s)
+            for z0 in sinks:
+                p = sink_softmax(z, z0)
                 kept = p.sum(-1)
                 full = torch.cat([p, (1 - kept)[:, None]], dim=-1)  # keys and sink, summing to 1
                 ratios = (p / kept[:, None] - rows.p).abs().max().item()
                 r["ratio_error"] = max(r["ratio_error"], ratios)
-                r[f"sink_share_{s:g}"] = (1 - kept).mean().item()
-                r[f"entropy_{s:g}"] = entropy(full).mean().item()
+                r[f"sink_share_{z0:g}"] = (1 - kept).mean().item()
+                r[f"entropy_{z0:g}"] = entropy(full).mean().item()
             out.append(r)
     return out
 
@@ -49,8 +49,8 @@ result = with_sinks()
 print(
     sdpa.markdown_table(
         ["d_k", "factor", "sink logit taking half: median (10%–90%)",
-         "sink's share at s = " + " / ".join(f"{s:g}" for s in SINKS), "entropy, no sink",
-         "entropy at s = " + " / ".join(f"{s:g}" for s in SINKS)],
+         "sink's share at z₀ = " + " / ".join(f"{z0:g}" for z0 in SINKS), "entropy, no sink",
+         "entropy at z₀ = " + " / ".join(f"{z0:g}" for z0 in SINKS)],
         [(r["d_k"], r["rule"].label,
           f"{r['half_sink_median']:.2f} ({r['half_sink_q10']:.1f}–{r['half_sink_q90']:.1f})",
           " / ".join(f"{r[f'sink_share_{s:g}']:.1%}" for s in SINKS), r["entropy"],

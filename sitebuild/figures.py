@@ -135,12 +135,13 @@ _PATH_BREAK = re.compile(r" ?\n(?=[MLCQZz] |z)")
 
 
 def _compact(svg: markup.Element) -> None:
-    """Coordinates to 0.1 pt (finer than a pixel), in attribute values (never in text),
-    and each path on one line."""
+    """Coordinates to 0.1 pt (finer than a pixel), in attribute values (never in text, nor
+    in a style, whose opacities, such as the grid's 0.18, it would change), and each path
+    on one line."""
     for element in svg.iter():
         changed = {}
         for name, value in element.attrib.items():
-            short = _DIGITS.sub("", value) if "." in value else value
+            short = _DIGITS.sub("", value) if "." in value and name != "style" else value
             if "\n" in short:
                 short = _PATH_BREAK.sub(" ", short)
             if short != value:

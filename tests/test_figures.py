@@ -159,6 +159,25 @@ def test_log_axes_are_labelled_in_plain_text():
     assert ">10⁻²</text>" in figure.html and "mathdefault" not in figure.html and "<!--" not in figure.html
 
 
+def test_the_build_shortens_coordinates_but_keeps_every_opacity(tmp_path):
+    """Coordinates to 0.1 pt; a style's numbers as matplotlib wrote them (the grid's 0.18
+    opacity was once drawn at 0.1)."""
+    from types import SimpleNamespace
+
+    from sitebuild.figures import on_page_content
+
+    figure = sdpa.Figure("opacity", caption="Caption.", alt="A line and its band.")
+    with figure as ax:
+        ax.plot([0.123456, 1], [0.654321, 2])
+        ax.fill_between([0, 1], [0, 1], [1, 2], alpha=0.22)
+    page = SimpleNamespace(url="page/")
+    html = on_page_content(f"<p>Text.</p>\n{figure.html}", page, SimpleNamespace(site_dir=str(tmp_path)), None)
+    styles = " ".join(re.findall(r'style="([^"]*)"', html))
+    assert f"stroke-opacity: {sdpa.figures.STYLE['grid.alpha']}" in styles and "fill-opacity: 0.22" in styles
+    paths = re.findall(r'<path d="([^"]*)"', html)
+    assert paths and not [p for p in paths if re.search(r"\.\d\d", p)], paths[:3]
+
+
 def test_a_drawing_read_as_a_tree_is_written_back_byte_for_byte():
     """The build edits the SVG as a tree (sitebuild.markup): what it does not edit stays
     as matplotlib wrote it, comments, namespaces, newlines in attributes and all."""

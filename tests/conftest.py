@@ -319,8 +319,9 @@ class Build:
 class SessionBuild:
     """The session's one build of the whole site: a clean ``mkdocs build`` in a fresh
     process, its snippets and notebook in two worker processes (``SDPA_JOBS=2``), with the
-    network cut where the OS allows it (``unshare -rn``); started as the tests are
-    collected, so the tests that need no site run meanwhile.
+    network cut where the OS allows it (``unshare -rn``); started with the session when it
+    runs every test, else once the tests are collected, so the tests that need no site run
+    meanwhile.
 
     Its workers keep every snippet's data (``SDPA_KEEP_RUNS``, :mod:`sitebuild.keep`):
     ``run_snippet`` and the experiments the library memoises take them from there, and no
@@ -514,6 +515,23 @@ def order_tests(items: list, snippet_workers: bool = False) -> None:
     items.sort(key=order)
 
 
+def _runs_every_test(config) -> bool:
+    """Whether the command runs the whole suite (``python -m pytest``, as the README and CI
+    run it): no path, ``-k``, ``-m``, ``--deselect`` or last-failed selection."""
+    option = config.option
+    return (config.args_source is pytest.Config.ArgsSource.TESTPATHS and not option.keyword
+            and not option.markexpr and not getattr(option, "deselect", None)
+            and not getattr(option, "lf", False) and not option.collectonly
+            and not os.environ.get(sdpa_env.BUILT_SITE))
+
+
+def pytest_sessionstart(session):
+    """The whole suite needs the site: its build starts now, before the tests are collected
+    (three seconds of imports on one core)."""
+    if _runs_every_test(session.config):
+        _SESSION.start()
+
+
 @pytest.hookimpl(tryfirst=True)  # ordered before anything reads the list
 def pytest_collection_finish(session):
     """Start the session's build now if a selected test needs the site (and no built site
@@ -532,7 +550,8 @@ def pytest_collection_finish(session):
         if any(fixture in names for names in uses):
             _STARTED[fixture] = start()
     if builds:
-        _SESSION.start()
+        if _SESSION.build is None:  # not started with the session
+            _SESSION.start()
     elif len(pages) > 1:
         _SNIPPETS.start(pages)
 

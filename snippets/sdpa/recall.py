@@ -221,7 +221,11 @@ class _RecallRun:
         self.experiments = experiments
         self.device = default_device()
         members = [(e, arm, lr, seed) for e in experiments for arm, lr, seed in e.members()]
-        self.models = [recall_model(e, arm, seed) for e, arm, _, seed in members]
+        # a member starts from its arm's draw for its seed, whatever its rate (and the shape
+        # is the run's): each (arm, seed) is drawn once
+        starts = {key: recall_model(experiments[0], *key)
+                  for key in dict.fromkeys((arm, seed) for _, arm, _, seed in members)}
+        self.models = [starts[arm, seed] for _, arm, _, seed in members]
         names = [name for name, _ in self.models[0].named_parameters()]
         lrs = [member_lrs(arm, lr, names) for _, arm, lr, _ in members]
         self.blocks = [len(e.members()) for e in experiments]

@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from sdpa.runtime import generator
 
@@ -51,8 +52,10 @@ class RecallBatches:
     def tokens(self, t: int | slice = slice(None)) -> tuple[torch.Tensor, torch.Tensor]:
         """Batch ``t`` (default: all) embedded: the query tokens (batch, d_model) and the
         pair tokens (batch, n_pairs, d_model), with a leading batches axis for a slice."""
-        pairs = (self.key_embedding[self.keys[t]] + self.value_embedding[self.values[t]])
-        return self.key_embedding[self.query[t]], pairs / math.sqrt(2)
+        # F.embedding gathers rows as indexing would (the same numbers), several times faster
+        pairs = (F.embedding(self.keys[t], self.key_embedding)
+                 + F.embedding(self.values[t], self.value_embedding))
+        return F.embedding(self.query[t], self.key_embedding), pairs.div_(math.sqrt(2))
 
     def to(self, device: torch.device | str) -> "RecallBatches":
         return RecallBatches(*(getattr(self, f).to(device) for f in self.__dataclass_fields__))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -250,12 +251,24 @@ def network_can_be_cut() -> bool:
 #: session ends (``tests/test_browser.py`` starts its page visits in a thread, so they
 #: overlap the other tests, and waits for that thread to end).
 _WHEN_BUILT: list[tuple[str, Callable[[Path, list], None], Callable[[], None]]] = []
-_SELECTED = pytest.StashKey[list]()
+_SELECTED: list = []  # the session's selected tests, once collected
+_BUILT: list[Path] = []  # the site the starts of _WHEN_BUILT were given, once they ran
 _BACKGROUND = {"visit"}  # fixtures whose work runs beside the tests
 
 
 def when_site_is_built(fixture: str, start: Callable[[Path, list], None], stop: Callable[[], None]) -> None:
     _WHEN_BUILT.append((fixture, start, stop))
+
+
+def _site_is_built(site: Path) -> None:
+    """Run each start of :data:`_WHEN_BUILT` whose fixture a selected test uses (once)."""
+    if _BUILT:
+        return
+    _BUILT.append(site)
+    for fixture, start, _ in _WHEN_BUILT:
+        items = [item for item in _SELECTED if fixture in getattr(item, "fixturenames", ())]
+        if items:
+            start(site, items)
 
 
 #: fixture -> start(): work that runs in processes of its own (a subprocess, a notebook's
@@ -284,9 +297,10 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def built_site(pytestconfig) -> Path:
-    """The whole site, built once per test session (see :class:`SessionBuild`); then every
-    start registered with :func:`when_site_is_built`. ``SDPA_BUILT_SITE=<folder>`` takes a
+def built_site() -> Path:
+    """The whole site, built once per test session (see :class:`SessionBuild`), whose end
+    runs every start registered with :func:`when_site_is_built` (a snippet's test that
+    waited for the build's runs may see it first). ``SDPA_BUILT_SITE=<folder>`` takes a
     site you built yourself instead (to iterate on the site's tests; never set in CI)."""
     if os.environ.get(sdpa_env.BUILT_SITE):
         site = Path(os.environ[sdpa_env.BUILT_SITE]).resolve()
@@ -295,11 +309,7 @@ def built_site(pytestconfig) -> Path:
         if build.returncode != 0:
             pytest.fail(f"the site did not build:\n{build.output[-6000:]}", pytrace=False)
         site = build.site
-    selected = pytestconfig.stash.get(_SELECTED, [])
-    for fixture, start, _ in _WHEN_BUILT:
-        items = [item for item in selected if fixture in getattr(item, "fixturenames", ())]
-        if items:
-            start(site, items)
+    _site_is_built(site)
     return site
 
 
@@ -353,6 +363,8 @@ class SessionBuild:
         if self.process is not None and self.build.returncode == -1:
             output = self.process.communicate(timeout=900)[0]
             self.build = Build(self.build.site, self.build.offline, self.process.returncode, output)
+            if self.build.returncode == 0:
+                _site_is_built(self.build.site)
         return self.build
 
     def take_kept_runs(self) -> None:
@@ -365,6 +377,7 @@ class SessionBuild:
         self.finished()
         _take(keep.load(self.runs))
         self.runs = None
+        gc.freeze()  # as after collecting: the runs live as long as the session
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:  # the session ended first (-x, Ctrl-C)
@@ -497,22 +510,34 @@ def order_tests(items: list, snippet_workers: bool = False) -> None:
     background; then, while the session's build or its snippet workers
     (:class:`SessionSnippets`) run, those whose work started ahead (the snippets are not
     ready yet), or else the snippets here first (the work started ahead goes on beside
-    them); then the site's tests; the visits last."""
+    them), with the tests that build a small site of their own before the snippets' tests
+    (which wait for the build); then the site's tests; the visits last, page by page (all of
+    a page's tests as soon as its visit is in, so that few are left when the last visit is
+    done)."""
     building = snippet_workers or any("parallel_site" in names or "built_site" in names
                                       for names in (set(getattr(item, "fixturenames", ())) for item in items))
 
-    def order(item) -> int:
+    def order(item) -> float:
         names = set(getattr(item, "fixturenames", ()))
         if _BACKGROUND & names:
             return 4
-        if SITE_FIXTURES & names:
+        if {"built_site", "parallel_site"} & names:
             return 3
+        if SITE_FIXTURES & names:  # a site of its own (small_site), built beside the session's
+            return 1.5
         started_ahead, snippets = bool(set(_AHEAD) & names), "run_snippet" in names
         if started_ahead or snippets:
             return 1 if started_ahead == building else 2
         return 0
 
-    items.sort(key=order)
+    def params(item) -> tuple:
+        return tuple(sorted(getattr(getattr(item, "callspec", None), "params", {}).items()))
+
+    first = {}  # the visits' tests of one page and scheme, where the first of them is
+    for position, item in enumerate(items):
+        if _BACKGROUND & set(getattr(item, "fixturenames", ())):
+            first.setdefault(params(item), position)
+    items.sort(key=lambda item: (order(item), first.get(params(item), 0) if order(item) == 4 else 0))
 
 
 def _runs_every_test(config) -> bool:
@@ -543,7 +568,11 @@ def pytest_collection_finish(session):
     builds = any("parallel_site" in names or ({"built_site"} & names and not given) for names in uses)
     pages = [] if builds else SessionSnippets.pages(session.items)
     order_tests(session.items, snippet_workers=len(pages) > 1)
-    session.config.stash[_SELECTED] = list(session.items)
+    _SELECTED[:] = session.items
+    # What collecting imported (torch, matplotlib, the library: millions of objects) lives
+    # as long as the session: out of the garbage collector's scans, which otherwise walk it
+    # again at every full collection, and five times over as pytest ends (two seconds).
+    gc.freeze()
     if session.config.option.collectonly:
         return
     for fixture, start in _AHEAD.items():

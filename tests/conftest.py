@@ -407,10 +407,10 @@ def _take(kept_runs: dict[str, dict]) -> None:
 class SessionSnippets:
     """The snippets of a session that builds no site (``python -m pytest -m "not site"``):
     when the selected tests read the snippets of two pages or more, every executed fence of
-    those pages runs in two worker processes, started as the tests are collected
-    (``python -m sitebuild.keep --run``: :class:`sitebuild.pool.Pool` and
-    :func:`sitebuild.runner.run_page`, the build's own workers and jobs, slowest page
-    first), while the tests that need no snippet run here.
+    those pages runs in two worker processes, started with the session for the fast tier
+    (every page), else once the tests are collected (``python -m sitebuild.keep --run``:
+    :class:`sitebuild.pool.Pool` and :func:`sitebuild.runner.run_page`, the build's own
+    workers and jobs, slowest page first), while the tests that need no snippet run here.
 
     Each page's runs are kept in one pickle (``SDPA_KEEP_RUNS``) that appears when the
     page is done; ``run_snippet`` waits for its snippet's page alone and takes that page's
@@ -480,6 +480,7 @@ class SessionSnippets:
         self.taken.add(path)
         if path.exists():
             _take(keep.load_page(path))
+            gc.freeze()  # the runs live as long as the session (see pytest_collection_finish)
         else:
             status, output = self.finished()
             warnings.warn(f"the snippet workers kept no runs for snippets/{snippet}'s page (exit status {status}); "
@@ -540,21 +541,32 @@ def order_tests(items: list, snippet_workers: bool = False) -> None:
     items.sort(key=lambda item: (order(item), first.get(params(item), 0) if order(item) == 4 else 0))
 
 
-def _runs_every_test(config) -> bool:
-    """Whether the command runs the whole suite (``python -m pytest``, as the README and CI
-    run it): no path, ``-k``, ``-m``, ``--deselect`` or last-failed selection."""
+#: The fast tier's marker expression, as the README gives it.
+FAST_TIER = "not site"
+
+
+def whole_tier(config) -> str:
+    """Which whole tier the command runs: ``"all"`` (``python -m pytest``, as the README and
+    CI run it), ``"fast"`` (``python -m pytest -m "not site"``), or ``""`` where it selects
+    tests (a path, ``-k``, another ``-m``, ``--deselect``, the last failures)."""
     option = config.option
-    return (config.args_source is pytest.Config.ArgsSource.TESTPATHS and not option.keyword
-            and not option.markexpr and not getattr(option, "deselect", None)
-            and not getattr(option, "lf", False) and not option.collectonly
-            and not os.environ.get(sdpa_env.BUILT_SITE))
+    if (config.args_source is not pytest.Config.ArgsSource.TESTPATHS or option.keyword
+            or getattr(option, "deselect", None) or getattr(option, "lf", False) or option.collectonly):
+        return ""
+    if not option.markexpr:
+        return "" if os.environ.get(sdpa_env.BUILT_SITE) else "all"
+    return "fast" if option.markexpr.strip() == FAST_TIER else ""
 
 
 def pytest_sessionstart(session):
-    """The whole suite needs the site: its build starts now, before the tests are collected
-    (three seconds of imports on one core)."""
-    if _runs_every_test(session.config):
+    """A whole tier reads every page's snippets, so their runs start now, before the tests
+    are collected (three seconds of imports on one core): the site's build for the whole
+    suite, the snippet workers for the fast tier."""
+    tier = whole_tier(session.config)
+    if tier == "all":
         _SESSION.start()
+    elif tier == "fast":
+        _SNIPPETS.start(sorted(page for page, snippets in page_includes().items() if snippets))
 
 
 @pytest.hookimpl(tryfirst=True)  # ordered before anything reads the list
@@ -581,7 +593,7 @@ def pytest_collection_finish(session):
     if builds:
         if _SESSION.build is None:  # not started with the session
             _SESSION.start()
-    elif len(pages) > 1:
+    elif len(pages) > 1 and _SNIPPETS.process is None:  # not started with the session
         _SNIPPETS.start(pages)
 
 

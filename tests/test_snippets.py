@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import (_SNIPPETS, DOCS, LIBRARY, REPO, SNIPPETS, SessionSnippets, _runs_every_test, included_snippets,
-                      page_includes)
+from conftest import (_SNIPPETS, DOCS, FAST_TIER, LIBRARY, REPO, SNIPPETS, SessionSnippets, included_snippets,
+                      page_includes, whole_tier)
 from sitebuild.fences import executed_fences, problems
 from sitebuild.runner import SnippetError, execute
 
@@ -32,22 +32,24 @@ def test_the_session_s_snippet_workers_kept_every_page(run_snippet):
     assert not _SNIPPETS.missing(), output
 
 
-def test_only_the_whole_suite_starts_the_build_before_collecting(monkeypatch):
-    """``python -m pytest`` needs the site, so its build starts with the session; a command
-    that selects tests waits for the collection to say whether any needs it."""
+def test_a_whole_tier_starts_its_runs_before_collecting(monkeypatch):
+    """``python -m pytest`` needs the site, and its fast tier every page's snippets, so
+    their runs start with the session; a command that selects tests waits for the
+    collection to say what it needs."""
     monkeypatch.delenv("SDPA_BUILT_SITE", raising=False)
 
     def command(source=pytest.Config.ArgsSource.TESTPATHS, **chosen):
         option = {"keyword": "", "markexpr": "", "deselect": None, "lf": False, "collectonly": False, **chosen}
         return SimpleNamespace(args_source=source, option=SimpleNamespace(**option))
 
-    assert _runs_every_test(command())
-    assert not _runs_every_test(command(pytest.Config.ArgsSource.ARGS))  # python -m pytest tests/test_x.py
-    for chosen in ({"keyword": "derivation"}, {"markexpr": "not site"}, {"deselect": ["tests/x.py"]},
-                   {"lf": True}, {"collectonly": True}):
-        assert not _runs_every_test(command(**chosen)), chosen
+    assert whole_tier(command()) == "all"
+    assert whole_tier(command(markexpr=FAST_TIER)) == "fast" and FAST_TIER in (REPO / "README.md").read_text()
+    assert whole_tier(command(pytest.Config.ArgsSource.ARGS)) == ""  # python -m pytest tests/test_x.py
+    for chosen in ({"keyword": "derivation"}, {"markexpr": "claims"}, {"deselect": ["tests/x.py"]},
+                   {"lf": True}, {"collectonly": True}, {"keyword": "x", "markexpr": FAST_TIER}):
+        assert whole_tier(command(**chosen)) == "", chosen
     monkeypatch.setenv("SDPA_BUILT_SITE", "/tmp/site")
-    assert not _runs_every_test(command())
+    assert whole_tier(command()) == ""
 
 
 def _item(test_file: str, snippet: str | None = None) -> SimpleNamespace:

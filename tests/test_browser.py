@@ -115,36 +115,70 @@ def test_the_code_pages_checked_in_full_show_every_token_class(built_site):
     assert len(visited) > 20 and {"k", "nf", "s2", "c1"} <= visited
 
 
+#: The theme's frame around every page's article: header, navigation, contents, footer.
+CHROME = (".md-header", ".md-tabs", ".md-sidebar", ".md-footer")
+#: The pages on which axe's colour rules check the frame too (elsewhere they check the
+#: article alone): the home page and the Code section's, which between them hold every
+#: kind of element the frame has on any page (checked on the built HTML below).
+CHROME_PAGES = ("index.md", code_pages.SECTION)
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
 class _ElementKinds(html.parser.HTMLParser):
-    """The kinds of element in a page's article: tag, classes and attribute names."""
+    """The kinds of element (tag, classes, attribute names) in a page's article, and in its
+    frame (:data:`CHROME`)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.kinds: set[tuple[str, str, tuple[str, ...]]] = set()
+        self.article: set[tuple[str, str, tuple[str, ...]]] = set()
+        self.chrome: set[tuple[str, str, tuple[str, ...]]] = set()
         self.in_article = False
+        self.open: list[bool] = []  # for each open element: whether it is in the frame
+        self.frame = {selector.removeprefix(".") for selector in CHROME}
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = dict(attrs).get("class") or ""
+        kind = (tag, classes, tuple(sorted(name for name, _ in attrs)))
         self.in_article = self.in_article or tag == "article"
         if self.in_article:
-            self.kinds.add((tag, dict(attrs).get("class") or "", tuple(sorted(name for name, _ in attrs))))
+            self.article.add(kind)
+        in_frame = bool(self.open and self.open[-1]) or bool(self.frame & set(classes.split()))
+        if in_frame:
+            self.chrome.add(kind)
+        if tag not in _VOID:
+            self.open.append(in_frame)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in _VOID and self.open:
+            self.open.pop()
 
 
-def _element_kinds(page: Path) -> set[tuple[str, str, tuple[str, ...]]]:
+def _element_kinds(page: Path) -> _ElementKinds:
     parser = _ElementKinds()
     parser.feed(page.read_text())
-    return parser.kinds
+    return parser
 
 
 def test_the_code_pages_checked_in_full_hold_every_kind_of_element_of_the_others(built_site):
     """axe-core checks the Code pages of :data:`FULL_CODE_PAGES` only: every element of
     another Code page's article (tag, classes, attribute names) is of a kind they hold too."""
     code = [p for p in PAGES if p.startswith(CODE_FOLDER)]
-    kinds = {p: _element_kinds(page_file(built_site, p)) for p in code}
+    kinds = {p: _element_kinds(page_file(built_site, p)).article for p in code}
     checked = set().union(*(kinds[p] for p in FULL_CODE_PAGES))
     unchecked = {p: sorted(k - checked)[:5] for p, k in kinds.items() if k - checked}
     assert not unchecked, (f"Code pages with kinds of element no page axe checks holds: {unchecked} "
                            "(add such a page to browser_support.code_pages_in_full)")
     assert len(checked) > 30 and ("h2", "", ("id",)) in checked
+
+
+def test_the_pages_whose_frame_axe_colour_checks_hold_every_kind_of_element_it_has(built_site):
+    """axe's colour rules check the theme's frame (header, navigation, footer) on the pages
+    of :data:`CHROME_PAGES` only: every kind of element it has on any page is on those."""
+    kinds = {p: _element_kinds(page_file(built_site, p)).chrome for p in PAGES}
+    checked = set().union(*(kinds[p] for p in CHROME_PAGES))
+    unchecked = {p: sorted(k - checked)[:5] for p, k in kinds.items() if k - checked}
+    assert not unchecked, f"pages whose frame has kinds of element CHROME_PAGES lack: {unchecked}"
+    assert len(checked) > 40 and any(kind[1] == "md-nav__link md-nav__link--active" for kind in checked)
 
 
 def test_every_navigation_landmark_has_a_name(built_site):
@@ -387,6 +421,8 @@ class Tab:
 #: They also leave out the body rows of a table after its second: every body row has the
 #: same styles (the cells differ only in their alignment; the theme stripes no rows), and
 #: those rows' cells were half of what colour-contrast checked on the page with the most.
+#: They check the theme's frame (:data:`CHROME`: the same on every page but for its links'
+#: text) on the pages of :data:`CHROME_PAGES`, and the article alone elsewhere.
 #: Hidden tab panels (the source tab of each snippet) are skipped by both: axe ignores
 #: hidden content anyway, but finding that out costs seconds on their thousands of tokens.
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
@@ -402,11 +438,14 @@ MARK_HIDDEN_TABS_JS = """
 """
 
 
-def _axe(page, script: str, scheme: str) -> list[dict]:
-    """axe-core's violations on the page loaded in ``page`` (see :data:`AXE_STRUCTURE`)."""
+def _axe(page, script: str, scheme: str, frame: bool) -> list[dict]:
+    """axe-core's violations on the page loaded in ``page`` (see :data:`AXE_STRUCTURE`);
+    the colour rules check the frame too where ``frame`` is set."""
     page.evaluate(MARK_HIDDEN_TABS_JS)
     page.evaluate(script)
-    runs = [AXE_STRUCTURE, AXE_COLOUR] if scheme == "light" else [AXE_COLOUR]
+    context, options = AXE_COLOUR
+    colour = (context if frame else {"exclude": context["exclude"] + [[selector] for selector in CHROME]}, options)
+    runs = [AXE_STRUCTURE, colour] if scheme == "light" else [colour]
     return [violation for context, options in runs
             for violation in page.evaluate("([context, options]) => axe.run(context, options)",
                                            [context, options])["violations"]]
@@ -437,7 +476,7 @@ def _visit(tab: Tab, axe_script: str, source: str, scheme: str) -> Visit:
     record, page = tab.load(source), tab.page
     probed = page.evaluate(PROBE_JS)
     record.figures, record.math, record.code = probed["figures"], probed["math"], probed["code"]
-    violations = _axe(page, axe_script, scheme) if checked_in_full(source) else []
+    violations = _axe(page, axe_script, scheme, source in CHROME_PAGES) if checked_in_full(source) else []
     record.axe = [
         {"id": v["id"], "impact": v["impact"], "help": v["help"],
          "nodes": [n["target"] for n in v["nodes"][:3]]}

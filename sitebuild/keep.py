@@ -134,10 +134,11 @@ def load(folder: Path) -> dict[str, dict]:
 
 
 def run_pages(folder: Path, pages: dict[str, list[tuple[str, str]]], jobs: int) -> None:
-    """Run each page's fences in ``jobs`` worker processes, slowest first (as a build's
-    workers do, :mod:`sitebuild.pool`), keeping their runs in ``folder``; each page's
-    pickle appears as soon as that page is done. A page whose worker died is left out
-    (its reader runs its snippets itself). Its seconds go to the build's schedule."""
+    """Run each page's fences (a job of :func:`sitebuild.runner.page_jobs`) in ``jobs``
+    worker processes, slowest first (as a build's workers do, :mod:`sitebuild.pool`),
+    keeping their runs in ``folder``; each page's pickle appears as soon as that page is
+    done. A page whose worker died is left out (its reader runs its snippets itself). Its
+    seconds go to the build's schedule."""
     from sdpa import env
     from sitebuild import pool, runner
 
@@ -173,10 +174,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("pages", nargs="*", help="pages under docs/ (default: every page with executed fences)")
     args = parser.parse_args(argv)
     names = args.pages or sorted(str(page.relative_to(DOCS)) for page in DOCS.rglob("*.md"))
-    pages = {name: runner.whole_file_fences((DOCS / name).read_text(encoding="utf-8"), [LIBRARY_ROOT])
-             for name in names}
+    markdown = {name: (DOCS / name).read_text(encoding="utf-8") for name in names}
+    pages = {name: fences for name in names if (fences := runner.whole_file_fences(markdown[name], [LIBRARY_ROOT]))}
     args.run.mkdir(parents=True, exist_ok=True)
-    run_pages(args.run, {name: fences for name, fences in pages.items() if fences}, args.jobs)
+    run_pages(args.run, runner.page_jobs(pages, markdown)[0], args.jobs)  # as the build groups them
 
 
 if __name__ == "__main__":

@@ -146,6 +146,18 @@ def runs_with(markdown: str) -> str | None:
     return found.group(1) if found else None
 
 
+def page_jobs(pages: dict[str, list], markdown: dict[str, str]) -> tuple[dict[str, list], dict[str, str]]:
+    """The workers' jobs for ``pages`` (page -> its fences; ``markdown``: page -> its text):
+    each page's fences, those of a page whose front matter names another of ``pages``
+    (:func:`runs_with`) after its host's. Returns (host page -> fences, hosted page -> host)."""
+    hosted = {page: host for page in pages
+              if (host := runs_with(markdown[page])) in pages and pages[page] and pages[host]}
+    jobs = {page: list(fences) for page, fences in pages.items() if page not in hosted}
+    for page, host in hosted.items():
+        jobs[host] += pages[page]
+    return jobs, hosted
+
+
 class PageJob:
     """One page's fences, run ahead in a worker; each fence takes its outcome once."""
 
@@ -214,13 +226,9 @@ class SnippetRunner:
         size = pool.workers()
         if size == 1 or len(pages) < 2:
             return
-        hosted = {}  # page -> the page whose worker runs its fences too (front matter `runs_with`)
-        for file in files.documentation_pages():
-            host = runs_with(file.content_string) if file.src_uri in pages else None
-            if host in pages and host not in notebooks and file.src_uri not in notebooks:
-                hosted[file.src_uri] = host
-        for page, host in hosted.items():
-            pages[host] = pages[host] + pages.pop(page)
+        markdown = {file.src_uri: file.content_string for file in files.documentation_pages()
+                    if file.src_uri in pages}
+        pages, hosted = page_jobs(pages, markdown)  # a notebook has no fences: never a host or hosted
         self.pool = pool.Pool(size, pool.preload(code for fences in pages.values() for _, code in fences))
         for page in pool.start_order({page: len(fences) for page, fences in pages.items()}):
             if page in notebooks:

@@ -455,11 +455,12 @@ class SessionSnippets:
 
     def start(self, pages: list[str]) -> None:
         from sitebuild import keep
-        from sitebuild.runner import whole_file_fences
+        from sitebuild.runner import page_jobs, whole_file_fences
 
         self.root = Path(tempfile.mkdtemp(prefix="sdpa-session-runs-"))
-        for page in pages:
-            fences = whole_file_fences((DOCS / page).read_text(), [SNIPPETS])
+        markdown = {page: (DOCS / page).read_text() for page in pages}
+        jobs, _ = page_jobs({page: whole_file_fences(markdown[page], [SNIPPETS]) for page in pages}, markdown)
+        for fences in jobs.values():  # a page that runs with another is kept in that page's pickle
             for filename, _ in fences:
                 self.pickles[filename.removeprefix("snippets/")] = keep.page_file(self.root, fences)
         command = [sys.executable, "-m", "sitebuild.keep", "--run", str(self.root), "--jobs", PARALLEL_JOBS, *pages]

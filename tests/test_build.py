@@ -339,6 +339,20 @@ def test_a_page_split_off_another_runs_in_its_worker():
     assert runs_with((DOCS / "transfer.md").read_text()) == "tuning.md"
 
 
+def test_the_build_and_the_snippet_workers_group_pages_into_one_set_of_jobs():
+    """``page_jobs`` is how the build, ``python -m sitebuild.keep --run`` and the test
+    session's snippet workers group pages: a hosted page's fences after its host's, and a
+    page whose host is not being run runs alone."""
+    from sitebuild.runner import page_jobs
+
+    pages = {"tuning.md": [("t", "1")], "transfer.md": [("x", "2")], "other.md": [("o", "3")]}
+    markdown = {"tuning.md": "# T\n", "transfer.md": "---\nruns_with: tuning.md\n---\n", "other.md": "# O\n"}
+    assert page_jobs(pages, markdown) == ({"tuning.md": [("t", "1"), ("x", "2")], "other.md": [("o", "3")]},
+                                          {"transfer.md": "tuning.md"})
+    alone = {page: fences for page, fences in pages.items() if page != "tuning.md"}
+    assert page_jobs(alone, markdown) == (alone, {})
+
+
 def test_the_workers_preload_the_heavy_modules_the_snippets_import():
     """The forkserver imports torch, numpy and matplotlib for the site's snippets (they use
     the library), and none of them for the throwaway sites above."""

@@ -14,7 +14,7 @@ it runs, one pickle into that folder holding
 One pickle per page keeps what the page's snippets share: a snippet's ``result`` and the
 memo's entry for it are one object after loading too. It appears whole once the page is
 done (:func:`page_file`), so a reader can take each page's runs as they come.
-:func:`load_page` (:func:`load`: a whole folder) reads them back and puts the memo results
+:func:`load_page` reads them back and puts the memo results
 into the session's own memos, so that a test calling an experiment a page ran gets that
 very result without running it again.
 
@@ -123,14 +123,6 @@ def load_page(path: Path) -> dict[str, dict]:
         for key, value in results.items():
             table.setdefault(key, value)
     return kept["runs"]
-
-
-def load(folder: Path) -> dict[str, dict]:
-    """Every snippet run kept in ``folder``, each page's as :func:`load_page` reads it."""
-    runs: dict[str, dict] = {}
-    for path in sorted(Path(folder).glob("*.pickle")):
-        runs.update(load_page(path))
-    return runs
 
 
 def run_pages(folder: Path, pages: dict[str, list[tuple[str, str]]], jobs: int) -> None:

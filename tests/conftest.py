@@ -138,7 +138,7 @@ def _run(snippet: str) -> SnippetRun:
     site), or the one the session's snippet workers kept for its page (when it builds none:
     :class:`SessionSnippets`), else a run here, now (kept for the session)."""
     if snippet not in _runs and _SESSION.build is not None:
-        _SESSION.take_kept_runs()
+        _SESSION.take(snippet)
     if snippet not in _runs:
         _SNIPPETS.take(snippet)
     if snippet not in _runs:
@@ -333,9 +333,10 @@ class SessionBuild:
     runs every test, else once the tests are collected, so the tests that need no site run
     meanwhile.
 
-    Its workers keep every snippet's data (``SDPA_KEEP_RUNS``, :mod:`sitebuild.keep`):
-    ``run_snippet`` and the experiments the library memoises take them from there, and no
-    snippet runs twice in a session. The serial path (``SDPA_JOBS=1``, every snippet in the
+    Its workers keep every snippet's data (``SDPA_KEEP_RUNS``, :mod:`sitebuild.keep`), a
+    page's as soon as that page is done: ``run_snippet`` and the experiments the library
+    memoises take them from there (a page's snippet tests need not wait for the whole
+    build), and no snippet runs twice in a session. The serial path (``SDPA_JOBS=1``, every snippet in the
     MkDocs process) and its byte identity with this one are checked on a small site of real
     snippets (``tests/test_build.py``). A session that builds no site runs its snippets in
     the same workers without MkDocs (:class:`SessionSnippets`)."""
@@ -344,11 +345,14 @@ class SessionBuild:
         self.build: Build | None = None
         self.process: subprocess.Popen | None = None
         self.runs: Path | None = None
+        self.pickles: dict[str, Path] = {}  # snippet -> the pickle its page's runs will be kept in
+        self.taken: set[Path] = set()
 
     def start(self) -> None:
         root = Path(tempfile.mkdtemp(prefix="sdpa-session-site-"))
         site, self.runs = root / "site", root / "runs"
         self.runs.mkdir()
+        self.pickles = _kept_pickles(self.runs, sorted(page for page, snippets in page_includes().items() if snippets))
         offline = network_can_be_cut()
         command, env = mkdocs_process("build", "--clean", "-d", str(site), offline=offline,
                                       **{sdpa_env.JOBS: PARALLEL_JOBS, sdpa_env.KEEP_RUNS: str(self.runs)})
@@ -367,17 +371,22 @@ class SessionBuild:
                 _site_is_built(self.build.site)
         return self.build
 
-    def take_kept_runs(self) -> None:
-        """Every snippet run the build kept, into ``_runs`` (once; a failed run is left out:
-        ``run_snippet`` then runs it here, and fails as it fails)."""
-        from sitebuild import keep
-
+    def take(self, snippet: str) -> None:
+        """The runs of ``snippet``'s page into ``_runs``, as soon as the build's worker has
+        kept them; else (not a page's fence, or its worker died), once the build is over,
+        every run it kept. A failed run is left out: ``run_snippet`` then runs it here, and
+        fails as it fails."""
+        path = self.pickles.get(snippet)
+        if path is not None and path not in self.taken:
+            self.taken.add(path)
+            if _take_pickle(path, self.process):
+                return
         if self.runs is None:
             return
         self.finished()
-        _take(keep.load(self.runs))
+        for path in sorted(set(self.runs.glob("*.pickle")) - self.taken):
+            _take_pickle(path, self.process)
         self.runs = None
-        gc.freeze()  # as after collecting: the runs live as long as the session
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:  # the session ended first (-x, Ctrl-C)
@@ -389,6 +398,32 @@ class SessionBuild:
 
 
 _SESSION = SessionBuild()
+
+
+def _kept_pickles(folder: Path, pages: list[str]) -> dict[str, Path]:
+    """snippet -> the pickle in ``folder`` that the workers keep its page's runs in (a page
+    that runs with another is kept in that page's: :func:`sitebuild.runner.page_jobs`)."""
+    from sitebuild import keep
+    from sitebuild.runner import page_jobs, whole_file_fences
+
+    markdown = {page: (DOCS / page).read_text() for page in pages}
+    jobs, _ = page_jobs({page: whole_file_fences(markdown[page], [SNIPPETS]) for page in pages}, markdown)
+    return {filename.removeprefix("snippets/"): keep.page_file(folder, fences)
+            for fences in jobs.values() for filename, _ in fences}
+
+
+def _take_pickle(path: Path, process: subprocess.Popen) -> bool:
+    """Wait for the pickle ``path`` to appear (or ``process``, the workers', to end); take
+    its runs into ``_runs``. False where it never appeared."""
+    from sitebuild import keep
+
+    while not path.exists() and process.poll() is None:
+        time.sleep(0.05)
+    if not path.exists():
+        return False
+    _take(keep.load_page(path))
+    gc.freeze()  # the runs live as long as the session (see pytest_collection_finish)
+    return True
 
 
 def _take(kept_runs: dict[str, dict]) -> None:
@@ -454,15 +489,8 @@ class SessionSnippets:
         return sorted(pages)
 
     def start(self, pages: list[str]) -> None:
-        from sitebuild import keep
-        from sitebuild.runner import page_jobs, whole_file_fences
-
         self.root = Path(tempfile.mkdtemp(prefix="sdpa-session-runs-"))
-        markdown = {page: (DOCS / page).read_text() for page in pages}
-        jobs, _ = page_jobs({page: whole_file_fences(markdown[page], [SNIPPETS]) for page in pages}, markdown)
-        for fences in jobs.values():  # a page that runs with another is kept in that page's pickle
-            for filename, _ in fences:
-                self.pickles[filename.removeprefix("snippets/")] = keep.page_file(self.root, fences)
+        self.pickles = _kept_pickles(self.root, pages)
         command = [sys.executable, "-m", "sitebuild.keep", "--run", str(self.root), "--jobs", PARALLEL_JOBS, *pages]
         with open(self.root / "output.txt", "w") as output:  # a file: a full pipe would stall the workers
             self.process = subprocess.Popen(command, cwd=REPO, stdout=output, stderr=subprocess.STDOUT,
@@ -471,18 +499,11 @@ class SessionSnippets:
     def take(self, snippet: str) -> None:
         """The kept runs of ``snippet``'s page into ``_runs``, once the page is done (none:
         it is not one of the workers' pages, or its worker died)."""
-        from sitebuild import keep
-
         path = self.pickles.get(snippet)
         if path is None or path in self.taken:
             return
-        while not path.exists() and self.process.poll() is None:
-            time.sleep(0.05)
         self.taken.add(path)
-        if path.exists():
-            _take(keep.load_page(path))
-            gc.freeze()  # the runs live as long as the session (see pytest_collection_finish)
-        else:
+        if not _take_pickle(path, self.process):
             status, output = self.finished()
             warnings.warn(f"the snippet workers kept no runs for snippets/{snippet}'s page (exit status {status}); "
                           f"its snippets run here:\n{output[-3000:]}", pytest.PytestWarning, stacklevel=2)

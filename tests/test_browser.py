@@ -125,45 +125,42 @@ _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "me
 
 
 class _ElementKinds(html.parser.HTMLParser):
-    """The kinds of element (tag, classes, attribute names) in a page's article, and in its
-    frame (:data:`CHROME`)."""
+    """The kinds of element (tag, classes, attribute names) in some HTML, every element's or
+    only those inside an element of one of the ``within`` classes."""
 
-    def __init__(self) -> None:
+    def __init__(self, within: set[str] | None = None) -> None:
         super().__init__()
-        self.article: set[tuple[str, str, tuple[str, ...]]] = set()
-        self.chrome: set[tuple[str, str, tuple[str, ...]]] = set()
-        self.in_article = False
-        self.open: list[bool] = []  # for each open element: whether it is in the frame
-        self.frame = {selector.removeprefix(".") for selector in CHROME}
+        self.kinds: set[tuple[str, str, tuple[str, ...]]] = set()
+        self.within = within
+        self.open: list[bool] = []  # for each open element: whether it is within
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         classes = dict(attrs).get("class") or ""
-        kind = (tag, classes, tuple(sorted(name for name, _ in attrs)))
-        self.in_article = self.in_article or tag == "article"
-        if self.in_article:
-            self.article.add(kind)
-        in_frame = bool(self.open and self.open[-1]) or bool(self.frame & set(classes.split()))
-        if in_frame:
-            self.chrome.add(kind)
+        inside = self.within is None or bool(self.open and self.open[-1]) or bool(self.within & set(classes.split()))
+        if inside:
+            self.kinds.add((tag, classes, tuple(sorted(name for name, _ in attrs))))
         if tag not in _VOID:
-            self.open.append(in_frame)
+            self.open.append(inside)
 
     def handle_endtag(self, tag: str) -> None:
         if tag not in _VOID and self.open:
             self.open.pop()
 
 
-def _element_kinds(page: Path) -> _ElementKinds:
-    parser = _ElementKinds()
-    parser.feed(page.read_text())
-    return parser
+def _element_kinds(page: Path, frame: bool = False) -> set[tuple[str, str, tuple[str, ...]]]:
+    """The kinds of element of a built page's article, or of its frame (:data:`CHROME`)."""
+    text = page.read_text()
+    start, end = text.find("<article"), text.find("</article>")
+    parser = _ElementKinds({selector.removeprefix(".") for selector in CHROME} if frame else None)
+    parser.feed(text[:start] + text[end:] if frame else text[start:end])
+    return parser.kinds
 
 
 def test_the_code_pages_checked_in_full_hold_every_kind_of_element_of_the_others(built_site):
     """axe-core checks the Code pages of :data:`FULL_CODE_PAGES` only: every element of
     another Code page's article (tag, classes, attribute names) is of a kind they hold too."""
     code = [p for p in PAGES if p.startswith(CODE_FOLDER)]
-    kinds = {p: _element_kinds(page_file(built_site, p)).article for p in code}
+    kinds = {p: _element_kinds(page_file(built_site, p)) for p in code}
     checked = set().union(*(kinds[p] for p in FULL_CODE_PAGES))
     unchecked = {p: sorted(k - checked)[:5] for p, k in kinds.items() if k - checked}
     assert not unchecked, (f"Code pages with kinds of element no page axe checks holds: {unchecked} "
@@ -174,7 +171,7 @@ def test_the_code_pages_checked_in_full_hold_every_kind_of_element_of_the_others
 def test_the_pages_whose_frame_axe_colour_checks_hold_every_kind_of_element_it_has(built_site):
     """axe's colour rules check the theme's frame (header, navigation, footer) on the pages
     of :data:`CHROME_PAGES` only: every kind of element it has on any page is on those."""
-    kinds = {p: _element_kinds(page_file(built_site, p)).chrome for p in PAGES}
+    kinds = {p: _element_kinds(page_file(built_site, p), frame=True) for p in PAGES}
     checked = set().union(*(kinds[p] for p in CHROME_PAGES))
     unchecked = {p: sorted(k - checked)[:5] for p, k in kinds.items() if k - checked}
     assert not unchecked, f"pages whose frame has kinds of element CHROME_PAGES lack: {unchecked}"

@@ -49,7 +49,8 @@ def test_editing_a_shared_helper_invalidates_every_snippet_that_imports_it(tmp_p
     # sdpa/runtime.py is imported by the package itself, so every snippet depends on it.
     with (copy / "sdpa" / "runtime.py").open("a") as helper:
         helper.write("\n# an edit every snippet sees\n")
-    assert all(keys(copy)[s] != after[s] for s in after)
+    final = keys(copy)
+    assert all(final[s] != after[s] for s in after)
 
 
 def test_snippet_source_and_environment_change_the_key():

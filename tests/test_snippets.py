@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from sdpa import env
 from conftest import (_SNIPPETS, DOCS, FAST_TIER, LIBRARY, REPO, SNIPPETS, SessionSnippets, included_snippets,
                       page_includes, whole_tier)
 from sitebuild.fences import executed_fences, problems
@@ -36,7 +37,7 @@ def test_a_whole_tier_starts_its_runs_before_collecting(monkeypatch):
     """``python -m pytest`` needs the site, and its fast tier every page's snippets, so
     their runs start with the session; a command that selects tests waits for the
     collection to say what it needs."""
-    monkeypatch.delenv("SDPA_BUILT_SITE", raising=False)
+    monkeypatch.delenv(env.BUILT_SITE, raising=False)
 
     def command(source=pytest.Config.ArgsSource.TESTPATHS, **chosen):
         option = {"keyword": "", "markexpr": "", "deselect": None, "lf": False, "collectonly": False, **chosen}
@@ -48,7 +49,7 @@ def test_a_whole_tier_starts_its_runs_before_collecting(monkeypatch):
     for chosen in ({"keyword": "derivation"}, {"markexpr": "claims"}, {"deselect": ["tests/x.py"]},
                    {"lf": True}, {"collectonly": True}, {"keyword": "x", "markexpr": FAST_TIER}):
         assert whole_tier(command(**chosen)) == "", chosen
-    monkeypatch.setenv("SDPA_BUILT_SITE", "/tmp/site")
+    monkeypatch.setenv(env.BUILT_SITE, "/tmp/site")
     assert whole_tier(command()) == ""
 
 

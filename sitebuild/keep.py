@@ -136,7 +136,7 @@ def run_pages(folder: Path, pages: dict[str, list[tuple[str, str]]], jobs: int) 
 
     os.environ[env.KEEP_RUNS] = str(folder)  # before the pool: its workers take this environment
     workers = pool.Pool(jobs)
-    order = pool.start_order({page: len(fences) for page, fences in pages.items()})
+    order = pool.start_order({page: len(fences) for page, fences in pages.items()}, DOCS)
     futures = {page: workers.submit(runner.run_page, pages[page]) for page in order}
     seconds = {}
     try:
@@ -147,7 +147,7 @@ def run_pages(folder: Path, pages: dict[str, list[tuple[str, str]]], jobs: int) 
                 print(f"docs/{page}: its worker failed ({error!r}); its snippets are not kept", flush=True)
     finally:
         workers.close()
-    pool.remember_seconds(seconds)
+    pool.remember_seconds(seconds, DOCS)
 
 
 def main(argv: list[str] | None = None) -> None:

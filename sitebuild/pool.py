@@ -18,8 +18,8 @@ build, so the site is byte for byte the same.
   same device, thread count and seed offset; it imports the snippets' library itself, so
   ``mkdocs serve`` workers see every edit.
 * The slowest jobs start first (:func:`start_order`): slowest by the seconds each page
-  and notebook took in the last build from this checkout (``.cache/schedule.json``,
-  written by every build; it orders the work and nothing else).
+  and notebook took in the last build of its docs folder from this checkout
+  (``.cache/schedule.json``, written by every build; it orders the work and nothing else).
 """
 
 from __future__ import annotations
@@ -100,29 +100,40 @@ class Pool:
         self._executor.shutdown(wait=True, cancel_futures=failed)
 
 
-def last_seconds() -> dict[str, float]:
-    """The seconds each page's snippets (or each notebook) took in the last build."""
+def _schedule() -> dict[str, dict[str, float]]:
+    """The schedule file: for each docs folder built from this checkout (the site's, and
+    the throwaway sites the tests build), the seconds of each of its pages."""
     try:
-        return json.loads(SCHEDULE.read_text())
+        kept = json.loads(SCHEDULE.read_text())
     except (OSError, ValueError):
         return {}
+    return {folder: pages for folder, pages in kept.items() if isinstance(pages, dict)}
 
 
-def remember_seconds(seconds: dict[str, float]) -> None:
-    """Keep this build's seconds per page for the next build's order (others kept)."""
+def last_seconds(docs: str | Path) -> dict[str, float]:
+    """The seconds each page of ``docs`` (its snippets, or a notebook) took in its last build."""
+    return _schedule().get(str(Path(docs).resolve()), {})
+
+
+def remember_seconds(seconds: dict[str, float], docs: str | Path) -> None:
+    """Keep this build's seconds per page of ``docs`` for its next build's order (other
+    pages kept; folders that are gone, such as a test's throwaway site, forgotten)."""
     if not seconds:
         return
     SCHEDULE.parent.mkdir(parents=True, exist_ok=True)
-    merged = {**last_seconds(), **seconds}
+    kept = {folder: pages for folder, pages in _schedule().items() if Path(folder).is_dir()}
+    folder = str(Path(docs).resolve())
+    kept[folder] = dict(sorted({**kept.get(folder, {}), **seconds}.items()))
     tmp = SCHEDULE.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(dict(sorted(merged.items())), indent=1))
+    tmp.write_text(json.dumps(dict(sorted(kept.items())), indent=1))
     tmp.replace(SCHEDULE)
 
 
-def start_order(jobs: dict[str, int]) -> list[str]:
-    """Pages (each mapped to its number of snippets; 0 for a notebook), slowest first.
+def start_order(jobs: dict[str, int], docs: str | Path) -> list[str]:
+    """Pages of ``docs`` (each mapped to its number of snippets; 0 for a notebook), slowest
+    first.
 
     Slowest in the last build; pages it did not time come first (a new page may be slow):
     notebooks, then the pages with more snippets."""
-    seconds = last_seconds()
+    seconds = last_seconds(docs)
     return sorted(jobs, key=lambda page: (page in seconds, -seconds.get(page, 0), jobs[page] > 0, -jobs[page]))

@@ -230,7 +230,7 @@ class SnippetRunner:
                     if file.src_uri in pages}
         pages, hosted = page_jobs(pages, markdown)  # a notebook has no fences: never a host or hosted
         self.pool = pool.Pool(size, pool.preload(code for fences in pages.values() for _, code in fences))
-        for page in pool.start_order({page: len(fences) for page, fences in pages.items()}):
+        for page in pool.start_order({page: len(fences) for page, fences in pages.items()}, config.docs_dir):
             if page in notebooks:
                 notebook.run_ahead(notebooks[page], self.pool.submit(notebook.to_html, *notebooks[page]))
             else:
@@ -310,7 +310,7 @@ class SnippetRunner:
         for page, seconds, where in notebook.finished(config):
             self.report.add_notebook(page, seconds, worker=where == "worker")
         self.report.write(config.site_dir)
-        pool.remember_seconds(self.report.seconds_per_page())
+        pool.remember_seconds(self.report.seconds_per_page(), config.docs_dir)
 
     def close(self, *, failed: bool = False) -> None:
         if self.pool is not None:

@@ -339,6 +339,26 @@ def test_a_page_split_off_another_runs_in_its_worker():
     assert runs_with((DOCS / "transfer.md").read_text()) == "tuning.md"
 
 
+def test_each_docs_folder_keeps_its_own_schedule(tmp_path, monkeypatch):
+    """The order of the workers' jobs follows the last build of the same docs folder: a
+    test's throwaway site (its own index.md) does not reorder the site's."""
+    from sitebuild import pool
+
+    monkeypatch.setattr(pool, "SCHEDULE", tmp_path / ".cache" / "schedule.json")
+    site, throwaway = tmp_path / "docs", tmp_path / "other"
+    site.mkdir()
+    throwaway.mkdir()
+    jobs = {"index.md": 1, "slow.md": 1, "lab.py": 0, "new.md": 3}
+    assert pool.start_order(jobs, site) == ["lab.py", "new.md", "index.md", "slow.md"]  # nothing timed yet
+    pool.remember_seconds({"index.md": 0.2, "slow.md": 9.0, "lab.py": 5.0}, site)
+    pool.remember_seconds({"index.md": 20.0}, throwaway)
+    assert pool.start_order(jobs, site) == ["new.md", "slow.md", "lab.py", "index.md"]
+    assert pool.last_seconds(throwaway) == {"index.md": 20.0}
+    throwaway.rmdir()  # a folder that is gone is forgotten at the next write
+    pool.remember_seconds({"new.md": 1.0}, site)
+    assert pool.last_seconds(throwaway) == {} and pool.last_seconds(site)["new.md"] == 1.0
+
+
 def test_the_build_and_the_snippet_workers_group_pages_into_one_set_of_jobs():
     """``page_jobs`` is how the build, ``python -m sitebuild.keep --run`` and the test
     session's snippet workers group pages: a hosted page's fences after its host's, and a

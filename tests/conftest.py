@@ -336,10 +336,10 @@ class SessionBuild:
     Its workers keep every snippet's data (``SDPA_KEEP_RUNS``, :mod:`sitebuild.keep`), a
     page's as soon as that page is done: ``run_snippet`` and the experiments the library
     memoises take them from there (a page's snippet tests need not wait for the whole
-    build), and no snippet runs twice in a session. The serial path (``SDPA_JOBS=1``, every snippet in the
-    MkDocs process) and its byte identity with this one are checked on a small site of real
-    snippets (``tests/test_build.py``). A session that builds no site runs its snippets in
-    the same workers without MkDocs (:class:`SessionSnippets`)."""
+    build), and no snippet runs twice in a session. The serial path (``SDPA_JOBS=1``, every
+    snippet in the MkDocs process) and its byte identity with this one are checked on a
+    small site of real snippets (``tests/test_build.py``). A session that builds no site
+    runs its snippets in the same workers without MkDocs (:class:`SessionSnippets`)."""
 
     def __init__(self) -> None:
         self.build: Build | None = None
@@ -367,8 +367,8 @@ class SessionBuild:
         if self.process is not None and self.build.returncode == -1:
             output = self.process.communicate(timeout=900)[0]
             self.build = Build(self.build.site, self.build.offline, self.process.returncode, output)
-            if self.build.returncode == 0:
-                _site_is_built(self.build.site)
+            if self.build.returncode == 0 and not os.environ.get(sdpa_env.BUILT_SITE):
+                _site_is_built(self.build.site)  # (a site given instead is the visits' site)
         return self.build
 
     def take(self, snippet: str) -> None:

@@ -53,7 +53,9 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # sitebuild: how many workers a build starts, the device; sdpa.env
+sys.path[:0] = [str(REPO), str(REPO / "snippets")]  # sitebuild: how many workers a build starts, the device
+
+from sdpa import env as names  # noqa: E402  (the environment, read and written; no torch)
 OUT = REPO / "bench" / "results"
 TARGETS = {"build_s": 120, "tests_s": 120, "fast_tests_s": 60, "snippet_s": 15, "serve_rebuild_s": 5,
            "serve_edit_s": 1.5}
@@ -119,7 +121,7 @@ def timed(command: list[str], env: dict | None = None, calibrate: bool = True) -
     busy = busy_seconds()
     load = round(os.getloadavg()[0], 2)
     start = time.perf_counter()
-    proc = subprocess.run(command, cwd=REPO, env={**os.environ, **(env or {})}, capture_output=True, text=True)
+    proc = subprocess.run(command, cwd=REPO, env=names.environment(env), capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -133,8 +135,6 @@ def timed(command: list[str], env: dict | None = None, calibrate: bool = True) -
 
 
 def clean_build(site: Path, cache: str = "0", jobs: str | None = None, calibrate: bool = True) -> dict:
-    from sdpa import env as names
-
     env = {"NO_MKDOCS_2_WARNING": "1", names.CACHE: cache, **({names.JOBS: jobs} if jobs else {})}
     result = timed([sys.executable, "-m", "mkdocs", "build", "--clean", "-q", "-d", str(site)], env, calibrate)
     report = site / "build-report.json"
@@ -155,10 +155,7 @@ class Serve:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-        from sdpa import env as names
-
-        env.pop(names.CACHE, None)  # serve's default: the cache on
+        env = names.environment({"NO_MKDOCS_2_WARNING": "1"}, drop=(names.CACHE,))  # serve's default: cached
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{self.port}"], cwd=REPO, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -237,7 +234,7 @@ def isolated_snippets(snippets: list[str]) -> list[dict]:
         "runpy.run_path(sys.argv[1], init_globals={'print': lambda *a, **k: None}); "
         "print(time.perf_counter() - start)"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO / "snippets")}
+    env = names.environment({"PYTHONPATH": str(REPO / "snippets")})
     rows = []
     for snippet in snippets:
         proc = subprocess.run([sys.executable, "-c", driver, str(REPO / "snippets" / snippet)],

@@ -241,6 +241,7 @@ def add_pages(files, config, library: Library) -> bool:
     section[title] = [SECTION] + [{module.name: page} for page, module in pages.items() if page != SECTION]
     return True
 
+
 def link_uses(markdown: str, page: str, library: Library, bases: list[Path]) -> str:
     """Under each executed fence of ``markdown`` (page ``page``), the line of library links."""
     lines = markdown.split("\n")

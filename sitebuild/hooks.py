@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # MkDocs loads this file by path; the package sits beside it
     sys.path.insert(0, str(REPO))
 
-from sitebuild import code_pages, markup, notebook, report, serve  # noqa: E402
+from sitebuild import code_pages, keep, markup, notebook, report, serve  # noqa: E402
 from sitebuild.fences import FenceCheckExtension  # noqa: E402
 from sitebuild.math import MathMLExtension  # noqa: E402
 from sitebuild.runner import SnippetRunner  # noqa: E402
@@ -34,14 +34,14 @@ def on_startup(command: str, dirty: bool) -> None:
 
 def on_config(config):
     global _runner
-    _runner = SnippetRunner(config, _command)
+    _runner = SnippetRunner(config, _command, keep.page_job())  # under SDPA_KEEP_RUNS, kept for the tests
     config.markdown_extensions += [FenceCheckExtension(base_path=[str(b) for b in _runner.bases]),
                                    MathMLExtension()]
     notebook.use_ipc_kernel()
     if config.plugins.get("mkdocs-jupyter") is not None:
         notebook.time_conversions()
     if _runner.cached:
-        notebook.use_snippet_cache(config, _runner.bases, _runner.key_memo)
+        notebook.use_snippet_cache(config, _runner.bases)
     return config
 
 

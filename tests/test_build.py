@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import socket
@@ -65,7 +64,7 @@ def test_the_site_builds_offline_every_snippet_in_a_worker_printing_only_info_li
     """The session's build (``conftest.SessionBuild``): a clean build in a fresh process,
     its snippets and notebook in two worker processes, with the network cut where the OS
     allows it. It prints only MkDocs' INFO lines."""
-    if not parallel_site.offline and os.environ.get("CI"):
+    if not parallel_site.offline and env.ci():
         pytest.fail("CI must be able to cut the network (unshare -rn) for this test")
     assert parallel_site.returncode == 0, parallel_site.output
     alarming = [line for line in parallel_site.output.splitlines() if not line.startswith("INFO")]

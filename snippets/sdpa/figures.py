@@ -132,6 +132,7 @@ class Figure:
         finally:
             self.figure = None  # no pyplot registry: dropping the reference frees it
             self._rc.__exit__(exc_type, exc, tb)
+            self._rc = None  # (a finished figure is plain data: it pickles)
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789.", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹·")

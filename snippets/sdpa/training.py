@@ -43,7 +43,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, vmap
 
-from sdpa import runtime  # noqa: F401  (importing it pins the CPU thread count)
 
 #: The optimisers the site uses, by name.
 OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {

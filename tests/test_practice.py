@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+from sdpa.attention import Scale
+
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims
 
@@ -120,3 +122,34 @@ def test_fp16_scaling_q_first_avoids_overflow(run_snippet, claim):
     assert rows[4]["inf_unscaled"] == 0.0
     claim.above("std 64: share of infinite unscaled logits", rows[64]["inf_unscaled"], 0.05)
     assert rows[64]["inf_scaled_before"] == 0.0
+
+
+def test_sharp_heads_carry_more_of_the_layer_after_w_o(run_snippet, claim):
+    result = run_snippet("practice/head_share.py").namespace["result"]
+    mixed, equal, dims = result["mixed"], result["equal"], result["dims"]
+    none, scaled = mixed[Scale.NONE], mixed[Scale.INV_SQRT]
+    for rule, m in mixed.items():  # independent values: the heads' variances add up to y's
+        claim.near(f"{rule.value}: heads' variances add up to y's", m["sum_of_parts"], m["total"], rel=0.05)
+    # "a sharp head puts more than ten times a soft one's variance into y" (d_k = 128)
+    claim.above("sharp over soft head's variance after W_O, d_k = 128", result["sharp_over_soft"], 10)
+    for i in range(len(dims) - 1):  # unscaled, the wider head takes the larger share
+        claim.above(f"unscaled share rises from {dims[i]} to {dims[i + 1]}", none["share"][i + 1], none["share"][i])
+    claim.above("unscaled: widest head's share over the narrowest's", result["widest_over_narrowest"][Scale.NONE], 2)
+    for d, share in zip(dims, scaled["share"]):  # scaled: every head near a fifth
+        claim.between(f"scaled share at {d}, about a fifth", share, 0.15, 0.25)
+    for rule, e in equal.items():  # equal widths: a token's largest head carries about a fifth either way
+        claim.near(f"{rule.value}: equal widths, a token's largest head's share", e["largest_share"], 0.2, tol=0.04)
+
+
+@pytest.mark.profiles("full")
+def test_one_rate_serves_every_head_count_with_the_factor(run_snippet, claim):
+    result = run_snippet("practice/head_count_training.py").namespace["result"]
+    lrs = result["lrs"]
+    for heads in result["heads"]:
+        loss = result["losses"][heads][Scale.INV_SQRT]  # (rates, seeds)
+        best = lrs.index(result["best"][heads, Scale.INV_SQRT])
+        assert 0 < best < len(lrs) - 1, "the best rate lies inside the grid"
+        assert result["best"][heads, Scale.INV_SQRT] == result["best"][result["heads"][0], Scale.INV_SQRT]
+        for other in (best - 1, best + 1):  # both neighbours end higher, paired by seed
+            claim.paired_above(f"{heads} heads: loss at {lrs[other]:g} over the best rate's",
+                               loss[other].tolist(), loss[best].tolist())

@@ -97,3 +97,16 @@ def test_what_the_definitions_of_saturation_and_gap_say(run_snippet, claim):
     assert "not a temperature" in defined["temperature"]
     for term in ("keys in play", "gap", "trace", "Frobenius norm", "LR sensitivity", "relative slope"):
         assert term in defined, term
+
+
+def test_the_issue_terms_and_one_hot_as_the_pages_count_it():
+    defined, _ = terms()
+    for term in ("quick profile", "full profile", "survey", "arm", "invariant", "keys in play",
+                 "seed offset", "t interval", "starting spread", "one-hot"):
+        assert term in defined, term
+    # one-hot means what survey.ONE_HOT counts: the largest weight above 0.99
+    assert f"above {survey.ONE_HOT}" in defined["one-hot"]
+    notation = (REPO / "docs" / "glossary.md").read_text()
+    assert "## Notation" in notation and f"largest weight is above\n{survey.ONE_HOT}" in notation
+    symbols = re.findall(r"^\| (\$[^|]+\$(?:, \$[^|]+\$)*) \|", notation, re.M)
+    assert len(symbols) == len(set(symbols)), "one row per symbol"

@@ -225,6 +225,8 @@ def margins(runs: list[Run], nodeids: list[str]) -> list[str]:
         threshold = (f"{entries[0]['threshold']:.4g}" if len(thresholds) == 1
                      else f"{min(thresholds):.4g} to {max(thresholds):.4g}")
         side = ">" if entries[0]["direction"] == "above" else "<"
+        if entries[0].get("log"):
+            threshold += ", log scale"
         flag = "" if value >= MARGIN else " **under 3**"
         shown = "exact" if math.isinf(value) and value > 0 else f"{value:.1f}"
         rows.append((value if not math.isnan(value) else -math.inf, node, name,
@@ -234,7 +236,8 @@ def margins(runs: list[Run], nodeids: list[str]) -> list[str]:
     lines = ["## Margins", "",
              f"{len(rows)} recorded claims; {thin} with a margin under {MARGIN:g} standard deviations "
              "(mean slack / its SD over the offsets; slack = the statistic's distance to its threshold, "
-             "positive on the passing side; `exact`: a statistic that did not move).", "",
+             "positive on the passing side, between logarithms for a claim on the log scale; `exact`: a "
+             "statistic that did not move).", "",
              "| claim test | claim | offsets | statistic | must be | least slack | margin |",
              "|---|---|---:|---|---|---:|---:|"]
     lines += [row[3] for row in sorted(rows, key=lambda row: (row[0], row[1], row[2]))]

@@ -11,7 +11,7 @@ the statistic's distance to its threshold is from zero, positive when the claim 
     def test_scaled_std(run_snippet, claim):
         r = run_snippet("derivation/score_std.py").namespace["result"][0]
         claim.near("scaled std = 1 within 4 SE", r["std_scaled"], 1.0, tol=4 * se)
-        claim.above("unscaled head sharper", sharp, soft)
+        claim.above("unscaled head sharper", sharp / soft, 1, log=True)
         claim.paired_above("1/d_k ends lower than 1/sqrt(d_k)", loss_sqrt, loss_d)
 
 Thresholds come from the estimate's spread, fixed before any sweep (docs DESIGN, claim
@@ -125,24 +125,29 @@ class Claims:
         self.recorded: dict[str, dict] = {}
 
     def _record(self, name: str, statistic: float, threshold: float, direction: str,
-                note: str = "") -> None:
+                note: str = "", log: bool = False) -> None:
         if name in self.recorded:
             raise ValueError(f"claim {name!r} recorded twice in one test: give each its own name")
         statistic, threshold = float(statistic), float(threshold)
+        if log and not (statistic > 0 and threshold > 0):
+            raise ValueError(f"claim {name!r}: a log-scale claim needs a positive statistic and threshold")
         entry = {"name": name, "statistic": statistic, "threshold": threshold, "direction": direction}
+        if log:
+            entry["log"] = True
         self.recorded[name] = entry
         self._properties.append((PROPERTY, json.dumps(entry, allow_nan=True)))
         holds = statistic > threshold if direction == ABOVE else statistic < threshold
         assert holds, (f"claim {name!r}: {statistic:.6g} is not {direction} {threshold:.6g}"
                        + (f" ({note})" if note else ""))
 
-    def above(self, name: str, statistic: float, threshold: float) -> None:
-        """The claim that ``statistic`` > ``threshold``."""
-        self._record(name, statistic, threshold, ABOVE)
+    def above(self, name: str, statistic: float, threshold: float, *, log: bool = False) -> None:
+        """The claim that ``statistic`` > ``threshold``. ``log=True`` for a ratio or a growth
+        factor (positive, spread multiplicatively): its margin is read on the log scale."""
+        self._record(name, statistic, threshold, ABOVE, log=log)
 
-    def below(self, name: str, statistic: float, threshold: float) -> None:
-        """The claim that ``statistic`` < ``threshold``."""
-        self._record(name, statistic, threshold, BELOW)
+    def below(self, name: str, statistic: float, threshold: float, *, log: bool = False) -> None:
+        """The claim that ``statistic`` < ``threshold`` (``log``: as in :meth:`above`)."""
+        self._record(name, statistic, threshold, BELOW, log=log)
 
     def between(self, name: str, statistic: float, low: float, high: float) -> None:
         """``low`` < ``statistic`` < ``high``: two claims, ``name (low)`` and ``name (high)``,
@@ -195,6 +200,9 @@ def recorded(properties) -> list[dict]:
 
 def slack(entry: dict) -> float:
     """How far a recorded statistic lies on the passing side of its threshold (negative:
-    on the failing side)."""
-    gap = entry["statistic"] - entry["threshold"]
-    return gap if entry["direction"] == ABOVE else -gap
+    on the failing side); for a log-scale claim, the distance between their logarithms."""
+    if entry.get("log"):
+        distance = math.log(entry["statistic"]) - math.log(entry["threshold"])
+    else:
+        distance = entry["statistic"] - entry["threshold"]
+    return distance if entry["direction"] == ABOVE else -distance

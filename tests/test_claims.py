@@ -63,6 +63,10 @@ def test_a_claim_records_what_it_compared_and_asserts_it():
     assert [slack(e) for e in entries] == pytest.approx([1.0, 0.15, 0.05, interval.low, -1.0])
     with pytest.raises(ValueError, match="twice"):
         claim.above("a", 3.0, 1.0)
+    claim.above("ratio", 1e6, 1e3, log=True)
+    assert slack(recorded(properties)[-1]) == pytest.approx(math.log(1e3))
+    with pytest.raises(ValueError, match="positive"):
+        claim.below("negative ratio", -1.0, 2.0, log=True)
     json.dumps(entries)  # what the JUnit property holds
 
 

@@ -86,9 +86,9 @@ def test_what_the_definitions_of_saturation_and_gap_say(run_snippet, claim):
     for statistic in (torch.mean, torch.median):
         name = statistic.__name__
         claim.below(f"16 keys: unscaled {name} norm over scaled",
-                    (statistic(norms[Scale.NONE, 16]) / statistic(norms[Scale.INV_SQRT, 16])).item(), 1)
+                    (statistic(norms[Scale.NONE, 16]) / statistic(norms[Scale.INV_SQRT, 16])).item(), 1, log=True)
         claim.above(f"64 keys: unscaled {name} norm over scaled",
-                    (statistic(norms[Scale.NONE, 64]) / statistic(norms[Scale.INV_SQRT, 64])).item(), 1)
+                    (statistic(norms[Scale.NONE, 64]) / statistic(norms[Scale.INV_SQRT, 64])).item(), 1, log=True)
     # the gap entry: a gap of 40 and an even split between the top two keys
     p = torch.softmax(torch.tensor([10.0, 10.0, -30.0], dtype=torch.float64), -1)
     assert p[0] == p[1] and abs(p[0] - 0.5) < 1e-15

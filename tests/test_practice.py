@@ -37,14 +37,15 @@ def test_folding_needs_the_optimiser_specific_learning_rate(run_snippet, claim):
         arms = [r[name] for name in ("reference", "naive", "rule", "other")]
         assert all(arm["init_gap"] == 0.0 for arm in arms), "identical at step 0"
         assert r["reference"]["max_gap"] == 0.0
-        claim.above(f"{optimizer}: unchanged rates change the run", r["naive"]["max_gap"], 1.0)
-        claim.above(f"{optimizer}: the other optimiser's rule changes it", r["other"]["max_gap"], 0.3)
+        claim.above(f"{optimizer}: unchanged rates change the run", r["naive"]["max_gap"], 1.0, log=True)
+        claim.above(f"{optimizer}: the other optimiser's rule changes it", r["other"]["max_gap"], 0.3, log=True)
         claim.above(f"{optimizer}: the reference learns", r["reference"]["final_accuracy"], 0.9)
         naive_end = abs(r["naive"]["final_loss"] - r["reference"]["final_loss"])
-        claim.above(f"{optimizer}: the naive fold ends far away", naive_end, 0.5)
-        # the rule arm is far closer to the reference than the naive fold
-        claim.below(f"{optimizer}: rule arm's gap x 100 / naive's", r["rule"]["max_gap"] * 100 / r["naive"]["max_gap"],
-                    1)
+        claim.above(f"{optimizer}: the naive fold ends far away", naive_end, 0.5, log=True)
+        # the rule arm is far closer to the reference than the naive fold (SGD's: exactly, below)
+        if r["rule"]["max_gap"] > 0:
+            claim.below(f"{optimizer}: rule arm's gap x 100 / naive's",
+                        r["rule"]["max_gap"] * 100 / r["naive"]["max_gap"], 1, log=True)
     assert result["sgd"]["rule"]["max_gap"] == 0.0, "SGD with lr * s^2 retraces it exactly"
     claim.below("Adam with lr * s: up to epsilon and rounding", result["adam"]["rule"]["max_gap"], 0.01)
 
@@ -102,11 +103,13 @@ def test_low_precision_rounding_and_overflow(run_snippet, claim):
             unscaled, scaled = at[(dtype, d_k, "q·k")], at[(dtype, d_k, "q·k/√d_k")]
             where = f"{dtype} at {d_k}"
             # absolute errors scale with the logits' size; within half a rounding step (+ accumulation)
-            claim.above(f"{where}: logit error, unscaled / scaled", unscaled["logit_error"] / scaled["logit_error"], 3)
+            claim.above(f"{where}: logit error, unscaled / scaled",
+                        unscaled["logit_error"] / scaled["logit_error"], 3, log=True)
             claim.above(f"{where}: weight error, unscaled / scaled",
-                        unscaled["weight_error"] / scaled["weight_error"], 3)
-            claim.below(f"{where}: unscaled logit error / spacing at the largest",
-                        unscaled["logit_error"] / unscaled["spacing_at_max"], 1.01)
+                        unscaled["weight_error"] / scaled["weight_error"], 3, log=True)
+            # a bound of the arithmetic, not an estimate: the error of rounding the largest logit
+            # (and the matmul's accumulation) stays within one spacing there
+            assert unscaled["logit_error"] <= unscaled["spacing_at_max"] * 1.01, where
             assert scaled["exp_overflow_share"] == 0.0
     assert at[("bfloat16", 128, "q·k")]["exp_overflow_share"] == 0.0
     claim.above("float16 at 128: share of rows whose exp overflows", at[("float16", 128, "q·k")]["exp_overflow_share"],
@@ -131,10 +134,11 @@ def test_sharp_heads_carry_more_of_the_layer_after_w_o(run_snippet, claim):
     for rule, m in mixed.items():  # independent values: the heads' variances add up to y's
         claim.near(f"{rule.value}: heads' variances add up to y's", m["sum_of_parts"], m["total"], rel=0.05)
     # "a sharp head puts more than ten times a soft one's variance into y" (d_k = 128)
-    claim.above("sharp over soft head's variance after W_O, d_k = 128", result["sharp_over_soft"], 10)
+    claim.above("sharp over soft head's variance after W_O, d_k = 128", result["sharp_over_soft"], 10, log=True)
     for i in range(len(dims) - 1):  # unscaled, the wider head takes the larger share
         claim.above(f"unscaled share rises from {dims[i]} to {dims[i + 1]}", none["share"][i + 1], none["share"][i])
-    claim.above("unscaled: widest head's share over the narrowest's", result["widest_over_narrowest"][Scale.NONE], 2)
+    claim.above("unscaled: widest head's share over the narrowest's",
+                result["widest_over_narrowest"][Scale.NONE], 2, log=True)
     for d, share in zip(dims, scaled["share"]):  # scaled: every head near a fifth
         claim.between(f"scaled share at {d}, about a fifth", share, 0.15, 0.25)
     for rule, e in equal.items():  # equal widths: a token's largest head carries about a fifth either way

@@ -87,11 +87,15 @@ def test_causal_rows_saturate_by_position(run_snippet, claim):
     none64, none128 = result[64, Scale.NONE]["bins"], result[128, Scale.NONE]["bins"]
     # 64 sequences: over 20 seed offsets a bin's share moved by +-0.1 at 2-4 (rows that share
     # their first keys are not independent), +-0.01 from 17 on
-    claim.near("unscaled 64: one-hot 'roughly 60%' at 2-4", none64[1]["one_hot"], 0.6, tol=0.14)
-    claim.near("unscaled 128: one-hot 'about 70%' at 2-4", none128[1]["one_hot"], 0.7, tol=0.11)
-    claim.near("unscaled 64: one-hot at 17-64", none64[3]["one_hot"], 0.23, tol=0.02)
-    claim.near("unscaled 64: one-hot at 65-256", none64[4]["one_hot"], 0.153, tol=0.012)
-    claim.near("unscaled 128: one-hot at 65-256", none128[4]["one_hot"], 0.29, tol=0.012)
+    # "most rows are one-hot at the start (2-4) at both head dimensions"
+    claim.above("unscaled 64: one-hot share at 2-4, a majority", none64[1]["one_hot"], 0.5)
+    claim.above("unscaled 128: one-hot share at 2-4, a majority", none128[1]["one_hot"], 0.5)
+    # the survey's 64-key rows (position 64 alone) understate the early rows (2-4, 5-16)
+    survey_64 = namespace["survey_64"]
+    for d_k, bins in ((64, none64), (128, none128)):
+        for i, span in ((1, "2-4"), (2, "5-16")):
+            claim.below(f"d_k = {d_k}: survey's 64-key share under the {span} share", survey_64[d_k],
+                        bins[i]["one_hot"])
 
 
 def test_rotary_keeps_norms_and_the_spread(run_snippet, claim):

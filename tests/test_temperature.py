@@ -51,7 +51,7 @@ def test_sqrt_dk_is_comparable_across_dk_a_fixed_temperature_is_not(run_snippet,
     # The fixed temperature matches 1/sqrt(d_k) only at d_k = T^2 ...
     assert fixed[64]["max_weight"] == pytest.approx(scaled[64]["max_weight"], rel=1e-6)
     # ... and the largest weight grows more than tenfold from d_k = 8 to 512.
-    claim.above("fixed T: largest weight, 512 over 8", fixed[512]["max_weight"] / fixed[8]["max_weight"], 10)
+    claim.above("fixed T: largest weight, 512 over 8", fixed[512]["max_weight"] / fixed[8]["max_weight"], 10, log=True)
     assert _monotone([fixed[d]["max_weight"] for d in sorted(fixed)], increasing=True)
 
 
@@ -94,23 +94,25 @@ def test_logit_growth_after_training(run_snippet, claim):
     result = run_snippet("temperature/logit_growth.py").namespace["result"]
     for label, fit in result["fits"].items():  # "before": 0.38-0.55 over seed offsets 0-19
         claim.near(f"{label.value}: slope before training 0.5", fit["before"], 0.5, tol=0.15)
-        claim.between(f"{label.value}: slope after training", fit["after"], 0.6, 1.0)
+        claim.above(f"{label.value}: slope after training over the slope before", fit["after"] - fit["before"], 0)
     scaled = {rule: [r["scaled_after"] for r in result["rows"] if r["scale"] is rule]
               for rule in result["fits"]}
     # 1/d_k: "within a factor of two" and "they fall a little" (1.3-1.7 times over offsets 0-19)
-    claim.below("1/d_k: scaled logits' largest / smallest over d_k", max(scaled[Scale.INV]) / min(scaled[Scale.INV]), 2)
-    claim.below("1/d_k: scaled logits fall, last / first", scaled[Scale.INV][-1] / scaled[Scale.INV][0], 1)
+    claim.below("1/d_k: scaled logits' largest / smallest over d_k",
+                max(scaled[Scale.INV]) / min(scaled[Scale.INV]), 2, log=True)
+    claim.below("1/d_k: scaled logits fall, last / first", scaled[Scale.INV][-1] / scaled[Scale.INV][0], 1, log=True)
     claim.above("1/sqrt(d_k): scaled logits grow, last / first", scaled[Scale.INV_SQRT][-1] / scaled[Scale.INV_SQRT][0],
-                1.25)
-    claim.above("unscaled: logits grow, last / first", scaled[Scale.NONE][-1] / scaled[Scale.NONE][0], 5)
+                1, log=True)
+    claim.above("unscaled: logits grow, last / first", scaled[Scale.NONE][-1] / scaled[Scale.NONE][0], 5, log=True)
 
 
 def test_learned_temperature_barely_moves(run_snippet, claim):
     result = run_snippet("temperature/learned_temperature.py").namespace["result"]
     learned, fixed = result["learned"], result["fixed"]
-    for seed, (scale, raw) in enumerate(zip(learned["scale_ratio"], learned["raw_ratio"])):
+    for seed, scale in enumerate(learned["scale_ratio"]):
         claim.between(f"seed {seed}: learned scale's final ratio", scale[-1], 0.75, 1.0)  # 0.78-0.94 over seeds 0-21
-        claim.above(f"seed {seed}: raw logits' final ratio", raw[-1], 8)
+    raw = [r[-1] for r in learned["raw_ratio"]]  # "more than eightfold on average over the seeds"
+    claim.above("raw logits' final ratio, mean over the seeds", sum(raw) / len(raw), 8, log=True)
     assert all(s == pytest.approx(result["init_scale"]) for s in fixed["final_scale"])
     # "within one recorded step": equal in 21 seeds of 22, 5 steps apart in one
     every = run_snippet("temperature/learned_temperature.py").namespace["STUDY"].record_every

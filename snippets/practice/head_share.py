@@ -35,9 +35,11 @@ def w_o(heads):
 
 
 def head_outputs(rows_p):
-    """Each head's o = p v, with fresh unit-variance values, shape (rows, D_V)."""
-    v = torch.randn(rows_p.shape[0], N_KEYS, D_V, generator=generator, dtype=torch.float64)
-    return torch.einsum("rk,rkc->rc", rows_p, v)
+    """Each head's o = p v, shape (rows, D_V): one value of unit-variance components per key,
+    shared by the queries that read the same keys (the survey's key sets)."""
+    v = torch.randn(survey.KEY_SETS, N_KEYS, D_V, generator=generator, dtype=torch.float64)
+    p = rows_p.reshape(survey.KEY_SETS, -1, N_KEYS)  # (key sets, queries, keys)
+    return torch.einsum("sqk,skc->sqc", p, v).reshape(-1, D_V)
 
 
 def mixed_layer(rule):

@@ -29,6 +29,8 @@ for path in (SNIPPETS, REPO):
 from sdpa import env as sdpa_env  # noqa: E402  (the environment variables' names; imports no torch)
 from sitebuild.fences import executed_fences  # noqa: E402
 
+pytest_plugins = ["claims"]  # the claim fixture: claims record their statistics (tests/claims.py)
+
 #: The variable through which sdpa.runtime adds an offset to every seed.
 SEED_OFFSET_ENV = sdpa_env.SEED_OFFSET
 

@@ -25,6 +25,7 @@ failed at any offset, 0 when every claim passed at every offset.
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import subprocess
 import sys
@@ -38,10 +39,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "snippets"))  # sdpa.env: the variables' names (no torch)
 
+sys.path.insert(0, str(REPO / "tests"))  # claims: how a recorded claim is read
+
+from claims import recorded, slack  # noqa: E402
 from sdpa import env as names  # noqa: E402
 
 OUT = REPO / "bench" / "results" / "claims-sweep.md"
 MESSAGE_CHARS = 140
+#: A claim whose margin (standard deviations over the offsets) is under this is flagged.
+MARGIN = 3.0
 
 
 def parse_offsets(text: str) -> list[int]:
@@ -65,6 +71,7 @@ class Run:
     returncode: int
     seconds: float
     outcomes: dict[str, tuple[str, str]] = field(default_factory=dict)  # nodeid -> (outcome, message)
+    claims: dict[str, list[dict]] = field(default_factory=dict)  # nodeid -> the claims it recorded
     crash: str = ""  # why this offset's results are missing or incomplete
 
 
@@ -88,9 +95,13 @@ def short(message: str) -> str:
     return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
 
 
-def read_junit(path: Path) -> dict[str, tuple[str, str]]:
+def read_junit(path: Path) -> tuple[dict[str, tuple[str, str]], dict[str, list[dict]]]:
+    """Each test's outcome and message, and the claims it recorded (its ``claim`` properties)."""
     outcomes: dict[str, tuple[str, str]] = {}
+    claims: dict[str, list[dict]] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
+        pairs = [(p.get("name", ""), p.get("value", "")) for p in case.iter("property")]
+        claims[nodeid(case)] = recorded(pairs)
         outcome, message = "passed", ""
         for tag in ("failure", "error", "skipped"):
             found = case.find(tag)
@@ -99,7 +110,7 @@ def read_junit(path: Path) -> dict[str, tuple[str, str]]:
                 message = found.get("message") or (found.text or "")
                 break
         outcomes[nodeid(case)] = (outcome, short(message))
-    return outcomes
+    return outcomes, claims
 
 
 def run_offset(offset: int, profile: str, pytest_args: list[str], keep: Path) -> Run:
@@ -119,7 +130,7 @@ def run_offset(offset: int, profile: str, pytest_args: list[str], keep: Path) ->
             returncode, output = -1, f"could not start pytest: {error}"
         run = Run(offset, returncode, time.perf_counter() - start)
         try:
-            run.outcomes = read_junit(xml)
+            run.outcomes, run.claims = read_junit(xml)
             keep.mkdir(parents=True, exist_ok=True)
             (keep / f"offset-{offset}.xml").write_bytes(xml.read_bytes())
         except (OSError, ET.ParseError) as error:
@@ -176,8 +187,63 @@ def table(runs: list[Run], profile: str, pytest_args: list[str]) -> tuple[str, b
     lines += [f"{len(nodeids)} claim tests; {len(failing)} failed at some offset.", ""]
     lines += ["| claim test | passed | failed at offsets | first failure's message |", "|---|---:|---|---|"]
     lines += [row[2] for row in sorted(rows)]
+    lines += ["", *margins(runs, nodeids)]
     lines += ["", "Seconds per offset: " + ", ".join(f"{r.offset}: {r.seconds:.0f}" for r in runs) + "."]
     return "\n".join(lines) + "\n", clean
+
+
+def margin(slacks: list[float]) -> float:
+    """Mean over standard deviation (over the offsets) of a claim's slack, the statistic's
+    distance to its threshold on the passing side: positive when it passes on average;
+    +-inf when the slack never moves (a deterministic statistic), nan with one offset."""
+    mean = sum(slacks) / len(slacks)
+    if len(slacks) < 2:
+        return math.nan
+    sd = math.sqrt(sum((x - mean) ** 2 for x in slacks) / (len(slacks) - 1))
+    if sd == 0 or sd < 1e-12 * abs(mean):
+        return math.copysign(math.inf, mean) if mean else 0.0
+    return mean / sd
+
+
+def margins(runs: list[Run], nodeids: list[str]) -> list[str]:
+    """The margins table: one row per recorded claim, the thinnest first."""
+    per_claim: dict[tuple[str, str], list[dict]] = {}
+    silent = []
+    for node in nodeids:
+        entries = [(r, e) for r in runs for e in r.claims.get(node, [])]
+        if not entries and any(r.outcomes.get(node, ("",))[0] in ("passed", "failed") for r in runs):
+            silent.append(node)
+        for _, entry in entries:
+            per_claim.setdefault((node, entry["name"]), []).append(entry)
+    rows = []
+    for (node, name), entries in per_claim.items():
+        slacks = [slack(e) for e in entries]
+        value = margin(slacks)
+        stats = [e["statistic"] for e in entries]
+        thresholds = {e["threshold"] for e in entries}
+        threshold = (f"{entries[0]['threshold']:.4g}" if len(thresholds) == 1
+                     else f"{min(thresholds):.4g} to {max(thresholds):.4g}")
+        side = ">" if entries[0]["direction"] == "above" else "<"
+        if entries[0].get("log"):
+            threshold += ", log scale"
+        flag = "" if value >= MARGIN else " **under 3**"
+        shown = "exact" if math.isinf(value) and value > 0 else f"{value:.1f}"
+        rows.append((value if not math.isnan(value) else -math.inf, node, name,
+                     f"| `{node}` | {name.replace('|', '/')} | {len(entries)} | {min(stats):.4g} to "
+                     f"{max(stats):.4g} | {side} {threshold} | {min(slacks):.3g} | {shown}{flag} |"))
+    thin = sum(row[0] < MARGIN for row in rows)
+    lines = ["## Margins", "",
+             f"{len(rows)} recorded claims; {thin} with a margin under {MARGIN:g} standard deviations "
+             "(mean slack / its SD over the offsets; slack = the statistic's distance to its threshold, "
+             "positive on the passing side, between logarithms for a claim on the log scale; `exact`: a "
+             "statistic that did not move).", "",
+             "| claim test | claim | offsets | statistic | must be | least slack | margin |",
+             "|---|---|---:|---|---|---:|---:|"]
+    lines += [row[3] for row in sorted(rows, key=lambda row: (row[0], row[1], row[2]))]
+    if silent:
+        lines += ["", f"Claim tests that recorded no statistic ({len(silent)}): "
+                  + ", ".join(f"`{node}`" for node in silent) + "."]
+    return lines
 
 
 def format_offsets(offsets: list[int]) -> str:

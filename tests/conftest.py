@@ -16,7 +16,9 @@ from harness import (DOCS, FAST_TIER, LIBRARY, REPO, SITE_FIXTURES, SNIPPETS, ah
                      run_ahead, when_site_is_built, whole_tier)
 from sdpa import env  # noqa: E402
 
-pytest_plugins = ["harness"]
+# The session's machinery (tests/harness.py); the claim fixture, with which claims record their
+# statistics (tests/claims.py).
+pytest_plugins = ["harness", "claims"]
 
 #: The variable through which sdpa.runtime adds an offset to every seed.
 SEED_OFFSET_ENV = env.SEED_OFFSET

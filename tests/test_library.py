@@ -21,8 +21,8 @@ from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectr
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
 from sdpa import gpt
 from sdpa.gpt import GPTSweep, gpt_model, lr_sensitivity, run_gpt
-from sdpa.recall import (Arm, RecallExperiment, _train_together, recall_at_init, recall_model,
-                         run_recall, run_recalls, train_member)
+from sdpa.recall import (Arm, RecallExperiment, recall_at_init, recall_model, run_recall,
+                         run_recalls, train_member, train_recalls)
 from sdpa.models import GPTConfig, RecallBlock, RecallHead, qk_norm_bound
 from sdpa.tasks import text_corpus
 from sdpa.tasks import copy_batch, recall_batches
@@ -126,19 +126,21 @@ def test_unit_and_default_initialisation():
     assert default.abs().max() <= 1 / 16
 
 
-@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
-def test_batched_training_equals_the_loop_and_is_deterministic(monkeypatch, optimizer):
+@pytest.mark.parametrize("optimizer, schedule", [("adam", "constant"), ("sgd", "constant"),
+                                                 ("adam", "cosine")])
+def test_batched_training_equals_the_loop_and_is_deterministic(monkeypatch, optimizer, schedule):
     """Members trained one by one by the plain loop (``sdpa.training.train``, through
-    ``train_member``) match the ensemble of ``run_recall``: the loss at every step, and
-    every weight at the end."""
+    ``train_member``) match :func:`sdpa.training.train_members` in ``run_recall``: the loss
+    at every step, and every weight at the end (a warm-up and cosine schedule too)."""
     monkeypatch.setenv(env.DEVICE, "cpu")
     arms = (Arm(Scale.NONE), Arm(Scale.INV, lr_q=0.5, learn_scale=True),
             Arm(Scale.INV_SQRT, init="default", k_init=2.0))
     experiment = RecallExperiment(d_k=16, d_model=16, n_pairs=4, batch=8, steps=6,
-                                  seeds=(0, 1), lrs=(1e-2, 3e-2), arms=arms, optimizer=optimizer)
-    run, (history,) = _train_together((experiment,))
+                                  seeds=(0, 1), lrs=(1e-2, 3e-2), arms=arms, optimizer=optimizer,
+                                  schedule=schedule, warmup=2)
+    members, (history,) = train_recalls((experiment,))
     assert torch.equal(history.metrics.loss, run_recall.__wrapped__(experiment).metrics.loss)
-    weights = run.ensemble.parameters()  # name -> (members, ...), in experiment.members() order
+    weights = members.parameters()  # name -> (members, ...), in experiment.members() order
     for arm, lr, seed in [(arms[1], 3e-2, 1), (arms[2], 1e-2, 0), (arms[0], 3e-2, 0)]:
         model, losses = train_member(experiment, arm, lr, seed)
         batched = history.arm(arm, lr).loss[:-1, experiment.seeds.index(seed)]  # last: no step
@@ -358,11 +360,14 @@ def test_recall_block_equals_textbook_multi_head_attention():
     pairs = torch.randn(3, n, heads * d_k, generator=g)
     out = block(query, pairs)
     x = block.ln_1(torch.cat([pairs, query.unsqueeze(1)], dim=1))
+    # the query's position attends to the pairs' (not to itself: the task's decoy)
+    mask = torch.tensor([True] * n + [False])
 
     def split(t):  # (batch, heads, tokens, d_k)
         return t.unflatten(-1, (heads, d_k)).transpose(1, 2)
 
     q, k, v = split(block.W_Q(x[:, -1:])), split(block.W_K(x)), split(block.W_V(x))
+    k, v = k[:, :, mask], v[:, :, mask]
     att = (q @ k.transpose(-2, -1)) * d_k**-0.5
     p = torch.softmax(att, dim=-1)
     read = (p @ v).transpose(1, 2).flatten(1)

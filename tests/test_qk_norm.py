@@ -8,7 +8,7 @@ import pytest
 
 from sdpa.attention import Scale
 from sdpa.sizes import SIZES, sizes
-from sdpa.studies import QK_NORM_ARMS
+from sdpa.qk_norm import QK_NORM_ARMS
 
 QK_NORM_SWEEP = sizes().qk_norm
 
@@ -18,18 +18,18 @@ pytestmark = pytest.mark.claims
 BASE, NO_SCALE, QK, QK_NO_SCALE, CAP = "scaled", "unscaled", "qk_norm", "qk_norm_unscaled", "softcap"
 
 
-def test_bound_holds_and_plain_logits_grow_like_c_squared(run_snippet):
+def test_bound_holds_and_plain_logits_grow_like_c_squared(run_snippet, claim):
     rows = run_snippet("qk-norm/bound.py").namespace["result"]
     first = rows[0]
     for r in rows:
         assert r["max_normed"] <= r["bound"]
         assert r["max_normed"] == pytest.approx(first["max_normed"], rel=1e-4), "normalised logits must not move"
         assert r["max_plain"] / first["max_plain"] == pytest.approx(r["factor"] ** 2, rel=0.01)
-        assert r["std_normed"] == pytest.approx(1.0, rel=0.05), "QK-norm + 1/sqrt(d_k) gives unit std"
+        claim.near(f'factor {r["factor"]}: QK-norm + 1/sqrt(d_k) gives unit std', r["std_normed"], 1.0, rel=0.05)
     assert rows[-1]["factor"] == 100 and rows[-1]["max_plain"] / first["max_plain"] > 9_900
 
 
-def test_logit_growth_at_high_lr(run_snippet):
+def test_logit_growth_at_high_lr(run_snippet, claim):
     result = run_snippet("qk-norm/logit_growth.py").namespace["result"]
     curves = result["curves"]
     assert result["lr"] == max(QK_NORM_SWEEP.lrs)
@@ -37,64 +37,68 @@ def test_logit_growth_at_high_lr(run_snippet):
     # seed offsets 0-19; four orders of magnitude, the page's old claim, failed at two of them)
     for name in (BASE, NO_SCALE):
         c = curves[name]
-        assert c["mean"][-1] > 100
-        assert c["mean"][-1] / c["mean"][0] > 5e3
+        claim.above(f"{name}: final largest logit", c["mean"][-1], 100, log=True)
+        claim.above(f"{name}: growth of the largest logit", c["mean"][-1] / c["mean"][0], 5e3, log=True)
     for name in (QK, QK_NO_SCALE):  # within the bound, at every step and seed
         c = curves[name]
         assert c["qk_norm"]
         for logits, bounds in zip(c["per_seed"], c["bound"]):
             assert all(z <= b * (1 + 1e-5) for z, b in zip(logits, bounds))
-        assert max(max(s) for s in c["per_seed"]) < 100  # "in the tens at most"
+        claim.below(f"{name}: largest logit, 'in the tens at most'", max(max(s) for s in c["per_seed"]), 100)
     cap = curves[CAP]
     assert max(max(s) for s in cap["per_seed"]) <= cap["softcap"] * (1 + 1e-6)
     # "into the hundreds and to within a factor of three of the plain arm's"
-    assert cap["raw_final"] > 100 and cap["raw_final"] > curves[BASE]["mean"][-1] / 3
+    claim.above("soft cap: raw final logit", cap["raw_final"], 100, log=True)
+    claim.above("soft cap: raw final logit x 3 / the plain arm's",
+                3 * cap["raw_final"] / curves[BASE]["mean"][-1], 1, log=True)
 
 
-def test_head_entropy_collapse(run_snippet):
+def test_head_entropy_collapse(run_snippet, claim):
     arms = run_snippet("qk-norm/entropy.py").namespace["result"]["arms"]
-    assert arms[BASE]["final_min"] < 0.05, "a 1/sqrt(d_k) head collapses to a one-hot row"
+    claim.below("a 1/sqrt(d_k) head collapses: lowest final entropy", arms[BASE]["final_min"], 0.05)
     # The lowest of 8 heads x 2 seeds: 0.40-1.09 nats over seed offsets 0-19
-    assert arms[QK]["final_min"] > 0.25, "every QK-norm head keeps more than a quarter of a nat"
+    claim.above("every QK-norm head keeps a quarter of a nat", arms[QK]["final_min"], 0.25)
     # Without the factor, QK-norm starts far sharper than with it.
-    assert arms[QK_NO_SCALE]["first_mean"] < 0.5 * arms[QK]["first_mean"]
+    claim.below("QK-norm without the factor starts sharper: entropy ratio",
+                arms[QK_NO_SCALE]["first_mean"] / arms[QK]["first_mean"], 0.5, log=True)
 
 
-def test_lr_sensitivity_claims(run_snippet):
+def test_lr_sensitivity_claims(run_snippet, claim):
     result = run_snippet("qk-norm/lr_sensitivity.py").namespace["result"]
     rows = {r["arm"]: r for r in result["rows"]}
     lrs, initial = result["lrs"], result["initial_loss"]
-    assert initial == pytest.approx(math.log(QK_NORM_SWEEP.arms[0].vocab), abs=0.05)
+    claim.near("initial loss ln(vocab)", initial, math.log(QK_NORM_SWEEP.arms[0].vocab), tol=0.05)
     loss = {arm: dict(zip(lrs, r["loss"])) for arm, r in rows.items()}  # by learning rate
     lowest, second, highest = min(lrs), sorted(lrs)[1], max(lrs)
     # Every arm but QK-norm with the factor stays within 0.4 of L0 at the highest rate (that
     # arm learns much of the task in the odd seed: 0.8-0.9 nats below L0 at seed offsets 11, 12)
-    for arm in rows.keys() - {QK}:
-        assert abs(loss[arm][highest] - initial) < 0.4, arm
-    # the task is learnable: below 0.3 at the best rate (0.007-0.24 over seed offsets 0-19)
-    assert min(min(r["loss"]) for r in rows.values()) < 0.3
-    for qk in (QK, QK_NO_SCALE):  # lowest rate: more than half a nat below both plain arms
-        for plain in (BASE, NO_SCALE):
-            assert loss[qk][lowest] < loss[plain][lowest] - 0.5
-    for plain in (BASE, NO_SCALE):  # next rate: QK-norm with the factor still below both
-        assert loss[QK][second] < loss[plain][second]
+    for arm in sorted(rows.keys() - {QK}):
+        claim.below(f"{arm}: |loss - L0| at the highest rate", abs(loss[arm][highest] - initial), 0.4)
+    # the task is learnable: at the best rate some arm ends below half of the initial loss
+    claim.below("the best loss of any arm and rate over L0", min(min(r["loss"]) for r in rows.values()) / initial,
+                0.5, log=True)
+    for qk in (QK, QK_NO_SCALE):  # lowest rate: below both plain arms, half a nat below 1/sqrt(d_k)
+        claim.above(f"lowest rate: {BASE} minus {qk}", loss[BASE][lowest] - loss[qk][lowest], 0.5)
+        claim.above(f"lowest rate: {NO_SCALE} minus {qk}", loss[NO_SCALE][lowest] - loss[qk][lowest], 0)
+    # next rate: QK-norm with the factor still below the 1/sqrt(d_k) arm
+    claim.above(f"second rate: {BASE} minus {QK}", loss[BASE][second] - loss[QK][second], 0)
     for lr in (lowest, second):  # the soft-cap curve hides the 1/sqrt(d_k) one at the lowest rates
-        assert abs(loss[CAP][lr] - loss[BASE][lr]) < 0.02
+        claim.below(f"rate {lr:g}: |soft cap - scaled|", abs(loss[CAP][lr] - loss[BASE][lr]), 0.02)
 
 
-def test_the_gains_do_not_learn_the_factor_away(run_snippet):
+def test_the_gains_do_not_learn_the_factor_away(run_snippet, claim):
     result = run_snippet("qk-norm/gains_ratio.py").namespace["result"]
     assert result["sqrt_d_k"] == 4
     # "starts with logits sqrt(d_k) = 4 times larger" in the first layer; the largest logit of
     # both layers gives 3.84-4.13 (mean of two seeds) over seed offsets 0-19
-    assert abs(result["start"] - 4) < 0.5
+    claim.near("starting logit ratio sqrt(d_k) = 4", result["start"], 4, tol=0.5)
     # "at the three lowest learning rates ... between three and four on average": the mean of
     # the six runs was 3.30-3.72 over seed offsets 0-19 (one run's spread 0.30, so a mean of six
     # has a standard error near 0.12: both edges are more than two of them away)
-    assert 3 < result["mean_low"] < 4
+    claim.between("ratio at the three lowest rates, mean", result["mean_low"], 3, 4)
     assert len(result["per_run_low"]) == 3 * len(QK_NORM_SWEEP.seeds)
     # "the bound the gains allow is still more than three times the other arm's" (3.46-3.88)
-    assert result["bound_low"] > 3
+    claim.above("the gains' bound over the other arm's", result["bound_low"], 3)
 
 
 def test_experiment_matches_the_prose():

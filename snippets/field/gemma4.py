@@ -29,7 +29,7 @@ def gemma4_heads(generator):
         pairs = [random_qk(N_QUERIES, N_KEYS, d, generator, std=3**-0.5) for _ in range(KEY_SETS)]
         normed = [(qk_norm(q) * gain, qk_norm(k) * gain) for q, k in pairs]
         raw = torch.cat([scores(q, k) for q, k in normed]).double()
-        for label, scale in (("1 (Gemma 4)", 1.0), ("1/√d_head", 1 / math.sqrt(d))):
+        for label, scale in (("1 (Gemma 4)", 1.0), ("1/√d_k", 1 / math.sqrt(d))):
             rows = Rows(raw * scale)
             out.append({"d_head": d, "scale": label, "factor": scale,
                         "q_mean_square": torch.cat([q for q, _ in normed]).pow(2).mean(-1)
@@ -43,8 +43,8 @@ result = gemma4_heads(generator)
 
 print(
     sdpa.markdown_table(
-        ["d_head", "logit factor", "largest |mean square − 1| after the norm",
-         "std of logits (√d_head · factor)", "one-hot rows", "median keys in play"],
+        ["d_k", "logit factor", "largest |mean square − 1| after the norm",
+         "std of logits (√d_k · factor)", "one-hot rows", "median keys in play"],
         [(r["d_head"], r["scale"], f"{r['q_mean_square']:.1e}",
           f"{sdpa.fmt(r['logit_std'])} ({sdpa.fmt(math.sqrt(r['d_head']) * r['factor'])})",
           f"{r['one_hot']:.1%}", r["effective_keys"]) for r in result],

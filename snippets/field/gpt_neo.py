@@ -74,7 +74,7 @@ def gpt_neo_heads(generator):
 result = gpt_neo_heads(generator)
 ARMS = {"hf": "no factor, all weights N(0, 0.02²): Hugging Face, from scratch",
         "mesh": "no factor, W_Q folded: Mesh TensorFlow, the released runs",
-        "gpt2": "1/√d_head, all weights N(0, 0.02²): GPT-2 style",
+        "gpt2": "1/√d_k, all weights N(0, 0.02²): GPT-2 style",
         "unit": "no factor, unit-variance q and k: the site's unscaled head"}
 cells = {(r["model"], r["arm"]): r for r in result}
 
@@ -86,16 +86,16 @@ def cell(r):
 
 print(
     sdpa.markdown_table(
-        ["head", *(f"{name} ({d_model}/{heads} = {d_model // heads} per head)"
+        ["head", *(f"{name} (d_k = {d_model}/{heads} = {d_model // heads})"
                    for name, d_model, heads in MODELS)],
-        [("d_model σ², σ = 0.02", *(sdpa.fmt(d_model * SIGMA**2) for _, d_model, _ in MODELS)),
+        [("d_model σ_W², σ_W = 0.02", *(sdpa.fmt(d_model * SIGMA**2) for _, d_model, _ in MODELS)),
          *((label, *(cell(cells[name, arm]) for name, _, _ in MODELS))
            for arm, label in ARMS.items())],
         align="lrrr",
         caption="Each cell: the logits' standard deviation (its prediction) · the share of "
         f"one-hot rows · the median keys in play, over {N_HEADS} heads of {N_TOKENS} queries "
-        f"against {N_TOKENS} keys. Predicted: √d_head · d_model σ² for N(0, σ²) weights, "
-        "d_model σ² with the 1/√d_head factor, 1 for the folded initialisation, √d_head for "
+        f"against {N_TOKENS} keys. Predicted: √d_k · d_model σ_W² for N(0, σ_W²) weights, "
+        "d_model σ_W² with the 1/√d_k factor, 1 for the folded initialisation, √d_k for "
         f"unit variance. One-hot: largest weight above 0.99, in rows of the first {N_KEYS} "
         "keys; keys in play: e^entropy of such a row.",
     )

@@ -23,8 +23,12 @@ RULES = [Scale.NONE, Scale.INV_SQRT]
 def output_variance(rule, d_k):
     p = survey.rows(d_k, survey.factor(rule, d_k), N_KEYS).p  # (rows, keys)
     v = torch.randn(p.shape[0], N_KEYS, D_V, generator=generator, dtype=torch.float64)
-    out = torch.einsum("rk,rkc->rc", p.to(sdpa.device()), v.to(sdpa.device()))
+    out = torch.einsum("rk,rkc->rc", p.to(sdpa.device()), v.to(sdpa.device())).cpu()
+    # measured minus predicted is a mean over rows of (mean of out^2) - sum p^2: its standard
+    # error over the rows (the values are fresh in every row)
+    miss = (out**2).mean(-1) - (p**2).sum(-1)
     return {"d_k": d_k, "rule": rule, "measured": out.var().item(),
+            "measured_se": miss.std().item() / miss.numel() ** 0.5,
             "predicted": (p**2).sum(-1).mean().item()}
 
 

@@ -1,4 +1,4 @@
-"""Soft-capping: c tanh(z / c) on the attention logits (Gemma 2: c = 50; Grok-1: c = 30).
+"""Soft-capping: κ tanh(z / κ) on the attention logits (Gemma 2: κ = 50; Grok-1: κ = 30).
 
 First figure: the capped logit against the raw one, and its slope sech^2(z / c), the factor
 by which the cap multiplies every gradient that reaches a raw logit. Then rows of 64 raw
@@ -61,7 +61,7 @@ def pick(spread, cap):
 
 figure = sdpa.Figure(
     "soft-capping",
-    caption="Left: the capped logit c·tanh(z/c) against the raw logit z, for Gemma 2's cap (50) "
+    caption="Left: the capped logit κ·tanh(z/κ) against the raw logit z, for Gemma 2's cap (50) "
     "and Grok-1's (30). Right: its slope, sech²(z/c), which multiplies the gradient reaching z. "
     "Below about c/3 the cap is nearly the identity; beyond c it flattens and the slope falls to "
     "zero.",
@@ -75,8 +75,8 @@ raw = torch.linspace(-150, 150, 601, dtype=torch.float64)
 with figure as (left, right):
     left.plot(raw, raw, ":", color=sdpa.INK, lw=0.9, label="no cap")
     for color, cap in zip(sdpa.PALETTE, CAPS):
-        left.plot(raw, softcap(raw, cap), color=color, label=f"c = {cap:g}")
-        right.plot(raw, softcap_slope(raw, cap), color=color, label=f"c = {cap:g}")
+        left.plot(raw, softcap(raw, cap), color=color, label=f"κ = {cap:g}")
+        right.plot(raw, softcap_slope(raw, cap), color=color, label=f"κ = {cap:g}")
     left.set(xlabel="raw logit z", ylabel="capped logit", ylim=(-80, 80))
     right.set(xlabel="raw logit z", ylabel="slope sech²(z/c)")
     left.legend()
@@ -99,7 +99,7 @@ figure = sdpa.Figure(
 )
 with figure as (left, right):
     for color, cap in zip([sdpa.INK, *sdpa.PALETTE], (None, *CAPS)):
-        label = "no cap" if cap is None else f"c = {cap:g}"
+        label = "no cap" if cap is None else f"κ = {cap:g}"
         mine = [pick(s, cap) for s in SPREADS]
         left.plot(SPREADS, [r["jacobian_mean"] for r in mine], "-", color=color,
                   label=f"{label}, mean")
@@ -125,10 +125,10 @@ def cell(spread, cap):
 
 print(
     sdpa.markdown_table(
-        ["raw logit std", "largest weight: no cap, c = 50, c = 30",
+        ["raw logit std", "largest weight: no cap, κ = 50, κ = 30",
          *(f"{stat} ‖J‖_F, {name}" for stat in ("mean", "median")
-           for name in ("no cap", *(f"c = {c:g}" for c in CAPS))),
-         *(f"rows larger, c = {c:g}" for c in CAPS)],
+           for name in ("no cap", *(f"κ = {c:g}" for c in CAPS))),
+         *(f"rows larger, κ = {c:g}" for c in CAPS)],
         [(s, ", ".join(sdpa.fmt(pick(s, c)["max_weight"]) for c in (None, *CAPS)),
           *(pick(s, c)["jacobian_mean"] for c in (None, *CAPS)),
           *(pick(s, c)["jacobian_median"] for c in (None, *CAPS)),

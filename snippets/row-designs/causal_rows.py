@@ -92,3 +92,15 @@ print(
         f"range, {N_SEQUENCES} sequences.",
     )
 )
+
+# The survey's rows of 64 keys are position 64 alone: the same head, one position.
+survey_64 = {d_k: survey.rows(d_k, survey.factor(Scale.NONE, d_k), 64).one_hot() for d_k in DIMS}
+none_64 = result[64, Scale.NONE]["bins"]
+print(
+    f"\nUnscaled at d_k = 64 the one-hot share falls from {none_64[1]['one_hot']:.0%} at "
+    f"positions 2–4 to {none_64[3]['one_hot']:.0%} over 17–64 and {none_64[4]['one_hot']:.0%} "
+    f"over 65–256. The survey's rows of 64 keys, which are position 64 alone, give "
+    f"{survey_64[64]:.1%} at d_k = 64 and {survey_64[128]:.1%} at d_k = 128, against "
+    f"{none_64[2]['one_hot']:.0%} and {result[128, Scale.NONE]['bins'][2]['one_hot']:.0%} over "
+    "positions 5–16.\n"
+)

@@ -9,7 +9,7 @@ such figure on a page, this step
   ``figures/<name>.csv`` beside the page, byte for byte the same on every build;
 * replaces the data block by links to both, at the end of the caption;
 * writes ``d_k`` as ``dₖ`` in the caption and the text alternative (``sitebuild/readable.py``),
-  and in the caption of an explorable figure (``sdpa.figures.explorable``);
+  and in the caption of an explorable figure (``sdpa.explorable``);
 * makes the inline SVG follow the page: text, axes and ticks take the page's text colour
   (``currentColor``), each palette colour becomes ``var(--sdpa-cN, colour)`` so that
   ``docs/assets/site.css`` can give the light scheme darker shades, every id is prefixed

@@ -16,7 +16,7 @@ import pytest
 
 import sdpa
 from conftest import REPO
-from sdpa.figures import CSV_COLUMNS
+from sdpa.plotted import CSV_COLUMNS
 from sitebuild import markup
 from sitebuild.figures import themed
 
@@ -151,7 +151,7 @@ def test_the_build_reads_the_figure_format_without_torch_or_matplotlib():
 def test_log_axes_are_labelled_in_plain_text():
     """matplotlib writes a log axis's labels as mathtext (one <tspan> per glyph, the TeX in
     a comment); sdpa.Figure has them written as text: "10⁻²", "2×10⁻¹", "−10³"."""
-    assert [sdpa.figures.plain_text(label) for label in (
+    assert [sdpa.svg.plain_text(label) for label in (
         r"$\mathdefault{10^{-2}}$", r"$\mathdefault{2\times10^{-1}}$", r"$\mathdefault{-10^{3}}$", "0.5", "")] == [
         "10⁻²", "2×10⁻¹", "−10³", "0.5", ""]
     figure = sdpa.Figure("log-labels", caption="Caption.", alt="A log axis.")

@@ -4,6 +4,7 @@ links under each snippet to the library code it uses."""
 from __future__ import annotations
 
 import html
+import html.parser
 import re
 import shutil
 
@@ -73,3 +74,56 @@ def test_a_new_module_gets_its_page_without_any_edit(tmp_path):
     assert "[`sdpa.novel`](novel.md) | A module added later. |" in library.index_markdown()
     assert library.uses("from sdpa.novel import B, fresh\n") == [("B", novel, "A"), ("fresh", novel, "fresh")]
     assert '## `fresh` { #fresh }\n\n```python linenums="10"\n--8<-- "sdpa/novel.py:10:12"\n```' in novel.markdown()
+
+
+class _PrimaryNav(html.parser.HTMLParser):
+    """The top-level entries of a page's primary navigation: [title, nested, open] each."""
+
+    def __init__(self, page: str):
+        super().__init__()
+        self.entries: list[list] = []
+        self.depth = 0  # <ul> depth inside the primary nav (1: its top-level list)
+        self.inside = self.title = False
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
+        if tag == "nav" and "md-nav--primary" in classes:
+            self.inside = True
+        elif self.inside and tag == "ul":
+            self.depth += 1
+        elif self.inside and self.depth == 1 and tag == "li":
+            self.entries.append(["", False, False])
+        elif self.inside and self.depth == 1 and tag == "input" and attrs.get("id", "").startswith("__nav_"):
+            self.entries[-1][1:] = [True, "checked" in attrs]
+        elif self.inside and self.depth == 1 and tag == "span" and "md-ellipsis" in classes:
+            self.title = not self.entries[-1][0]
+
+    def handle_endtag(self, tag):
+        if self.inside and tag == "ul":
+            self.depth -= 1
+            self.inside = self.depth > 0
+        elif tag == "span":
+            self.title = False
+
+    def handle_data(self, data):
+        if self.title and data.strip():
+            self.entries[-1][0] += data.strip()
+
+
+def test_the_navigation_lists_the_pages_in_order_and_the_code_as_one_entry(built_site):
+    """Every page's sidebar lists mkdocs.yml's entries in its order, each once; the Code
+    section is one entry, closed on the other pages and open on its own (issue 30)."""
+    import yaml
+
+    from browser_support import _AnyTagLoader
+
+    nav = yaml.load((SNIPPETS.parent / "mkdocs.yml").read_text(), Loader=_AnyTagLoader)["nav"]
+    titles = [next(iter(entry)) for entry in nav]
+    for page, code_open in (("index.html", False), ("derivation/index.html", False),
+                            ("code/attention/index.html", True)):
+        entries = _PrimaryNav((built_site / page).read_text()).entries
+        assert len(entries) == len(titles) and all(  # (the notebook's title is its own: "Lab notebook: ...")
+            shown.startswith(title) for (shown, _, _), title in zip(entries, titles)), (page, entries)
+        assert [(title, opened) for title, nested, opened in entries if nested] == [("Code", code_open)], page

@@ -127,3 +127,19 @@ def test_the_navigation_lists_the_pages_in_order_and_the_code_as_one_entry(built
         assert len(entries) == len(titles) and all(  # (the notebook's title is its own: "Lab notebook: ...")
             shown.startswith(title) for (shown, _, _), title in zip(entries, titles)), (page, entries)
         assert [(title, opened) for title, nested, opened in entries if nested] == [("Code", code_open)], page
+
+
+def test_a_training_snippet_links_the_loop_that_ran_it(tmp_path):
+    """A module names its training loops (``__loops__``); a snippet whose library code
+    reaches one, a call or a name at a time, links it under its library links, and a
+    snippet that trains nothing does not."""
+    copy = tmp_path / "snippets"
+    shutil.copytree(SNIPPETS, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    training = copy / "sdpa" / "training.py"
+    if "__loops__" not in training.read_text():
+        training.write_text(training.read_text() + '\n__loops__ = ("train_members",)\n')
+    library = Library([copy])
+    trains = library.uses_line("from sdpa.ablation import run_ablation\n\nresult = run_ablation()\n", "page.md")
+    assert trains.split("\n")[0].endswith(
+        "; the loop that trained it: [`sdpa.training.train_members`](code/training.md#train_members)"), trains
+    assert "loop" not in library.uses_line("from sdpa.attention import scores\n", "page.md")

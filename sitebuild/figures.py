@@ -40,7 +40,6 @@ FIGURE = re.compile(
     rf'{re.escape(_OPEN)} id="{re.escape(FIGURE_ID_PREFIX)}(?P<name>[a-z0-9-]+)">(?P<body>.*?)</figure>', re.S)
 # Attributes in any order: the notebook page's HTML passes through an HTML parser that sorts them.
 DATA = re.compile(rf'\s*<script\b[^>]*\bclass="{re.escape(DATA_CLASS)}"[^>]*>\n(?P<csv>.*?)</script>', re.S)
-SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 EXPLORABLE_CAPTION = re.compile(
     rf'(<figure class="{re.escape(EXPLORABLE_CLASS)}"[^>]*>.*?)(<figcaption>.*?</figcaption>)', re.S)
 FOLDER = "figures"
@@ -52,8 +51,8 @@ def on_page_content(html: str, page, config, files) -> str:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER
     colours = _colours()
-    return _replace(html, _figures(html),
-                    lambda start, end, name, body: _figure(name, body, html[start:end], folder, colours))
+    return markup.replace_spans(html, _figures(html),
+                                lambda start, end, name, body: _figure(name, body, html[start:end], folder, colours))
 
 
 def _colours() -> tuple[str, tuple[str, ...]]:
@@ -84,15 +83,6 @@ def _figures(html: str):
         start = html.find(_FIGURE_OPEN, end + len("</figure>"))
 
 
-def _replace(html: str, spans, replacement) -> str:
-    """``html`` with each span (start, end, ...) replaced by ``replacement(*span)``."""
-    pieces, position = [], 0
-    for span in spans:
-        pieces += [html[position:span[0]], replacement(*span)]
-        position = span[1]
-    return "".join(pieces) + html[position:] if pieces else html
-
-
 def _figure(name: str, body: str, whole: str, folder: Path, colours: tuple) -> str:
     made = _made(name, body, colours)
     if made is None:
@@ -111,10 +101,10 @@ def _made(name: str, body: str, colours: tuple) -> tuple[str, str, str] | None:
     ``colours`` (:func:`_colours`), so ``mkdocs serve`` reuses it on every rebuild where
     neither changed (a clean build themes each figure once)."""
     data = DATA.search(body)
-    svgs = SVG.findall(body)
-    if data is None or not svgs:
+    spans = markup.svg_spans(body)
+    if data is None or not spans:
         return None
-    drawings = [markup.parse(svg) for svg in svgs]
+    drawings = [markup.parse(body[start:end]) for start, end in spans]
     for drawing in drawings:
         for title in drawing.iter("title"):
             title.text = readable(title.text or "")
@@ -127,7 +117,7 @@ def _made(name: str, body: str, colours: tuple) -> tuple[str, str, str] | None:
     body = body.replace("</figcaption>", links + "</figcaption>", 1)
     # The first SVG is the wide layout, a second one the stacked copy for phones.
     inline = iter(_themed(drawing, f"{name}-narrow" if i else name, colours) for i, drawing in enumerate(drawings))
-    body = SVG.sub(lambda _: next(inline), body)
+    body = markup.replace_spans(body, markup.svg_spans(body), lambda start, end: next(inline))
     return f'{_OPEN} id="{FIGURE_ID_PREFIX}{name}">{body}</figure>', download, data.group("csv")
 
 

@@ -47,3 +47,27 @@ def test_every_page_is_valid_html(built_site):
         for m in messages
     ]
     assert not errors, f"{len(errors)} HTML errors:\n" + "\n".join(errors[:30])
+
+
+def test_the_notebook_page_is_found_and_cleaned_as_mkdocs_jupyter_writes_it(tmp_path):
+    """``sitebuild/valid_html.py`` finds the notebook page by its wrapper and drops
+    JupyterLab's styles and copy buttons by their markup; ``sitebuild/notebook.py`` numbers
+    its cells by their ids. The pinned mkdocs-jupyter and nbconvert must still write them."""
+    from importlib.metadata import version
+
+    from mkdocs_jupyter import convert
+
+    from sitebuild import notebook, valid_html
+
+    script = tmp_path / "nb.py"
+    script.write_text("# %% [markdown]\n# # A notebook\n\n# %%\nx = 1\nprint(x)\n")
+    page = convert.nb2html(str(script), execute=False, include_requirejs=False,
+                           custom_mathjax_url="data:text/javascript,")
+    versions = f"mkdocs-jupyter {version('mkdocs-jupyter')}, nbconvert {version('nbconvert')}"
+    assert valid_html._NOTEBOOK in page, f"{versions}: the notebook's wrapper changed"
+    assert valid_html._NOTEBOOK_CODE.search(page), f"{versions}: a code cell's markup changed"
+    assert notebook.CELL_ID.search(page), f"{versions}: the cell ids are written otherwise"
+    cleaned = valid_html.on_page_content(page, None, None, None)
+    assert "<style" not in cleaned and "clipboard" not in cleaned.lower(), (
+        f"{versions}: JupyterLab's styles or copy button are written otherwise")
+    assert '<div class="highlight"><pre><span></span><code>' in cleaned

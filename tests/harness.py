@@ -101,6 +101,17 @@ def pytest_configure(config):
     offset = config.getoption("--seed-offset")
     if offset is not None:  # set before any snippet runs; the processes started here inherit it
         env.export(**{env.SEED_OFFSET: str(offset)})
+    _config[0] = config
+
+
+_config: list = [None]  # the session's configuration: its terminal reporter prints our lines
+
+
+def say(line: str) -> None:
+    """A line of the session's own (what it starts, what a test waits for), on its own line."""
+    terminal = _config[0].pluginmanager.get_plugin("terminalreporter") if _config[0] else None
+    if terminal is not None:
+        terminal.write_line(f"[harness] {line}")
 
 
 # ---- which pages include which snippets, and which pages a test reads ------------------------
@@ -181,10 +192,17 @@ class Workers:
                              env=env.environment({env.KEEP_RUNS: str(self.folder), **environment}))
 
     def wait(self, page: str) -> Path | None:
-        """The pickle of ``page``'s runs once it is whole; None if the workers ended without it."""
-        path = self.pickles[page]
+        """The pickle of ``page``'s runs once it is whole; None if the workers ended without
+        it. A long wait says what it waits for, every ten seconds."""
+        path, start, told = self.pickles[page], time.monotonic(), 0
         while not path.exists() and self.process.poll() is None:
             time.sleep(0.05)
+            waited = time.monotonic() - start
+            if waited > told + 10:
+                told = waited
+                kept = len({p for p in self.pickles.values() if p.exists()})
+                say(f"waiting {waited:.0f} s for the snippets of docs/{page} ({kept} of "
+                    f"{len(set(self.pickles.values()))} pages kept so far)")
         return path if path.exists() else None
 
     def finished(self, timeout: float | None = None) -> tuple[int, str]:
@@ -266,6 +284,8 @@ class Session:
         if self.build is None:
             self.build_site()
         if self.build.returncode == -1:
+            if self.workers.process.poll() is None:
+                say("waiting for the site's build to end")
             status, output = self.workers.finished(timeout=900)
             self.build = Build(self.build.site, self.build.offline, status, output)
         return self.build
@@ -601,6 +621,13 @@ def pytest_collection_finish(session):
             SESSION.build_site()
         elif len(pages) > 1:
             SESSION.run_pages(pages)
+    if SESSION.build is not None:
+        needs = [item.nodeid for item in session.items if {"built_site", "parallel_site"} & set(item.fixturenames)]
+        say(f"building the whole site in two workers for {len(needs)} test(s) that read it ({needs[0]}"
+            + (", ..." if len(needs) > 1 else "") + f"); {env.BUILT_SITE}=<folder> tests a site you built instead"
+            if needs else "building the whole site in two workers")
+    elif SESSION.workers is not None:
+        say(f"running the snippets of {len(SESSION.workers.pickles)} pages in two workers")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -398,7 +398,8 @@ def test_a_quick_built_page_says_so_under_its_title(built_site):
     assert line and "quick profile" in line[1] and f'href="{href}"' in line[1] and page.count("sdpa-profile") == 1
     assert "sdpa-profile" not in page_html(built_site, "glossary.md")
     top, end = report.profile_note("full", "../build-report/", "../build-report/")
-    assert not top and "full profile" in end
-    files = SimpleNamespace(get_file_from_path=lambda path: None)
-    with pytest.raises(Exception, match="no page of the site"):
-        hooks._with_profile("<h1>T</h1>", "quick", SimpleNamespace(file=None), SimpleNamespace(extra={}), files)
+    assert not top and "full profile" in end and 'href="../build-report/"' in end
+    files = SimpleNamespace(get_file_from_path=lambda path: None)  # a one-page preview: no page to link
+    alone = hooks._with_profile("<h1>T</h1>\n<p>Text.</p>", "quick", SimpleNamespace(file=None),
+                                SimpleNamespace(extra={}), files)
+    assert alone.startswith('<h1>T</h1>\n<p class="sdpa-profile">') and "href" not in alone

@@ -122,11 +122,13 @@ def _batch(sweep: GPTSweep, config: GPTConfig, n: int, held_out: bool,
 
 
 def _draws(sweep: GPTSweep, config: GPTConfig) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Each step's batches, one per seed: inputs and targets (seeds, batch, context)."""
-    data, n = generator(sweep.data_seed), len(sweep.seeds)
+    """Each step's batches, one per seed: inputs and targets (seeds, batch, context). A
+    seed's data comes from a generator of its own, so it does not depend on which other
+    seeds the sweep holds (:func:`run_gpt_by_seed` relies on it)."""
+    data = [generator(sweep.data_seed + 7919 * (1 + s)) for s in sweep.seeds]
     for _ in range(sweep.steps):
-        inputs, targets = _batch(sweep, config, n * sweep.batch, False, data)
-        yield inputs.view(n, sweep.batch, -1), targets.view(n, sweep.batch, -1)
+        batches = [_batch(sweep, config, sweep.batch, False, g) for g in data]
+        yield tuple(torch.stack(parts) for parts in zip(*batches))
 
 
 def gpt_loss(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
@@ -237,6 +239,16 @@ def run_gpt(sweep: GPTSweep) -> GPTHistory:
     fields = [f.name for f in dataclasses.fields(GPTRecords)]
     stacked = {f: torch.stack([getattr(r, f) for r in per_arm], dim=-3) for f in fields}
     return GPTHistory(sweep, GPTRecords(**stacked))
+
+
+def run_gpt_by_seed(sweep: GPTSweep) -> GPTHistory:
+    """:func:`run_gpt` of ``sweep`` one seed at a time: each seed a memoised run of its own
+    (the same data and start as in the whole sweep), so that a long sweep comes in pieces
+    that processes sharing the memo can split between them."""
+    parts = [run_gpt(dataclasses.replace(sweep, seeds=(seed,))).records for seed in sweep.seeds]
+    fields = [f.name for f in dataclasses.fields(GPTRecords)]
+    return GPTHistory(sweep, GPTRecords(**{f: torch.cat([getattr(p, f) for p in parts], dim=-1)
+                                           for f in fields}))
 
 
 def lr_sensitivity(final_loss: torch.Tensor, initial_loss: float) -> float:

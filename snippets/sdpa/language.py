@@ -9,7 +9,8 @@ plane of the unscaled model's (m, r) = (d_head^(-i/4), d_head^(-j/4)) holds no f
 (0, 0), 1/sqrt(d_head) at (1, 1) and 1/d_head at (2, 2), and its rows with i < 0 start
 wider than GPT-2 does at this width: as wide as GPT-2 small's or a 7B model's heads start.
 
-The study, in three stages, each one batched computation (:func:`sdpa.gpt.run_gpt`):
+The study, in three stages, each one batched computation per seed
+(:func:`sdpa.gpt.run_gpt_by_seed`):
 
 1. **the shared rate**, tuned once: the unscaled and the 1/sqrt(d_head) defaults at every
    rate of ``lrs`` on the choice seeds; the rate with the lowest mean final held-out loss
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 import torch
 
 from sdpa.attention import Scale
-from sdpa.gpt import GPTHistory, GPTRecords, GPTSweep, run_gpt
+from sdpa.gpt import GPTHistory, GPTRecords, GPTSweep, run_gpt_by_seed
 from sdpa.models import GPTConfig
 from sdpa.runtime import memo, profile
 from sdpa.tasks import text_corpus
@@ -145,12 +146,12 @@ def run_language(study: LanguageStudy | None = None) -> LanguageResult:
     """The three stages of the study (the current profile's by default)."""
     study = study or language_study()
     d = study.defaults
-    rate = run_gpt(study.sweep((d["none"], d["inv_sqrt"]), study.lrs, study.choose_seeds))
+    rate = run_gpt_by_seed(study.sweep((d["none"], d["inv_sqrt"]), study.lrs, study.choose_seeds))
     rate_loss = torch.stack([torch.stack([_log_final(rate, c, lr).mean() for lr in study.lrs])
                              for c in (d["none"], d["inv_sqrt"])])
     lr = study.lrs[int(rate_loss.mean(0).argmin())]
     grid = tuple(study.point(i, j) for i, j in study.points)
-    plane = run_gpt(study.sweep(grid, (lr,), study.choose_seeds))
+    plane = run_gpt_by_seed(study.sweep(grid, (lr,), study.choose_seeds))
     plane_loss = torch.stack([plane.arm(c, lr).final_loss for c in grid])
     mean_log = plane_loss.log().mean(-1)
     best = study.points[int(mean_log.argmin())]
@@ -168,7 +169,7 @@ def run_language(study: LanguageStudy | None = None) -> LanguageResult:
         # the same weights with the factor: the 1/sqrt(d_head) head at m = d_head^(-i/4)
         confirmed[f"{name}, 1/√d_head"] = study.point(i, 0, Scale.INV_SQRT)
     arms = tuple(dict.fromkeys(confirmed.values()))
-    confirm = run_gpt(study.sweep(arms, (lr,), study.confirm_seeds))
+    confirm = run_gpt_by_seed(study.sweep(arms, (lr,), study.confirm_seeds))
     return LanguageResult(
         study=study, lr=lr, rate_loss=rate_loss, plane_loss=plane_loss, best=best,
         row_best=row_best, confirmed=confirmed,

@@ -27,15 +27,22 @@ class BudgetStudy:
 
     At every budget of ``budgets`` (steps, each with the plane's warm-up fraction and a
     cosine decay to zero over that budget), each rule's default and the plane's best point
-    (chosen at the plane's own budget) are re-tuned: every shared rate of the plane's
-    window on its choice seeds, the best rerun on the fresh seeds. The plane itself is the
-    first budget.
+    (chosen at the plane's own budget) are re-tuned: shared rates 10^(k / per_decade) times
+    the rate the plane chose for that setting, k in ``shifts`` (a longer run tends to want
+    a lower peak rate), on the choice seeds, the best rerun on the fresh seeds. The plane
+    itself is the first budget.
     """
 
     plane: Plane = Plane()
     budgets: tuple[int, ...] = (600,)
     d_ks: tuple[int, ...] = (64,)
     optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
+    shifts: tuple[int, ...] = (-3, -2, -1, 0, 1)
+
+    def lrs(self, optimizer: Optimizer, d_k: int, name: str) -> tuple[float, ...]:
+        """The shared rates a setting sweeps at the longer budgets."""
+        _, lr = run_plane(self.plane)[(optimizer, d_k)].settings[name]
+        return tuple(lr * 10 ** (k / self.plane.per_decade) for k in self.shifts)
 
     def arms(self, optimizer: Optimizer, d_k: int) -> dict[str, Arm]:
         """The arms re-tuned at each budget, by setting name (:data:`sdpa.plane.SETTINGS`)."""
@@ -70,19 +77,19 @@ def run_budgets(study: BudgetStudy) -> dict[tuple[int, Optimizer, int, str], Bud
                     confirm=result.confirm[name], interior=result.interior(name))
     for steps in study.budgets:
         for d_k in study.d_ks:
-            keys = [(opt, name, arm) for opt in study.optimizers
+            keys = [(opt, name, arm, study.lrs(opt, d_k, name)) for opt in study.optimizers
                     for name, arm in study.arms(opt, d_k).items()]
-            sweeps = run_recalls(tuple(p.experiment(opt, d_k, (arm,), p.lrs(opt), p.choose_seeds,
-                                                    steps) for opt, _, arm in keys))
+            sweeps = run_recalls(tuple(p.experiment(opt, d_k, (arm,), lrs, p.choose_seeds, steps)
+                                       for opt, _, arm, lrs in keys))
             chance = math.log(sweeps[0].experiment.n_values)
             choose = [final_loss(s.metrics, p.last, chance)[0].log().mean(-1) for s in sweeps]
             picks = [int(c.argmin()) for c in choose]
             confirms = run_recalls(tuple(
-                p.experiment(opt, d_k, (arm,), (p.lrs(opt)[i],), p.confirm_seeds, steps)
-                for (opt, _, arm), i in zip(keys, picks)))
-            for (opt, name, _), c, i, confirm in zip(keys, choose, picks, confirms):
+                p.experiment(opt, d_k, (arm,), (lrs[i],), p.confirm_seeds, steps)
+                for (opt, _, arm, lrs), i in zip(keys, picks)))
+            for (opt, name, _, lrs), c, i, confirm in zip(keys, choose, picks, confirms):
                 out[(steps, opt, d_k, name)] = BudgetRun(
-                    lr=p.lrs(opt)[i], choose_loss=c,
+                    lr=lrs[i], choose_loss=c,
                     confirm=final_loss(confirm.metrics, p.last, chance)[0, 0],
                     interior=0 < i < len(c) - 1)
     return out

@@ -18,7 +18,7 @@ from sdpa.plots import SCALE_COLORS
 from sdpa.plane import rule_step, run_plane
 from sdpa.sizes import sizes
 from sdpa.training import OPTIMIZER_LABELS
-from sdpa.transfer import INVARIANTS, predicted_lr_exponent
+from sdpa.transfer import INVARIANTS, gradient_ratios, predicted_lr_exponent
 
 PLANE = sizes().plane
 RULES = tuple(Scale)
@@ -26,12 +26,13 @@ RULES = tuple(Scale)
 
 def slope(d_ks, values):
     """The least-squares slope of log(value) against log(d_k)."""
-    return float(np.polyfit(np.log(d_ks), np.log(values), 1)[0])
+    return round(float(np.polyfit(np.log(d_ks), np.log(values), 1)[0]), 6)
 
 
 def transfer(plane):
     """Per optimiser and rule: the best rate at each d_k, its slopes and the predictions."""
     planes = run_plane(plane)
+    gradients = gradient_ratios(plane)  # SGD's step ratio g at initialisation, per rule and d_k
     rows = []
     for optimizer in plane.optimizers:
         best = {rule: [planes[(optimizer, d)].vertex_lr(rule_step(rule, optimizer))
@@ -43,7 +44,10 @@ def transfer(plane):
                 "slope": slope(plane.d_ks, best[rule]),
                 "relative_slope": slope(plane.d_ks, ratio),
                 "predicted": {i: predicted_lr_exponent(optimizer, rule, i) for i in INVARIANTS},
+                "gradient_slope": slope(plane.d_ks, [gradients[rule][d] for d in plane.d_ks]),
             })
+            rows[-1]["measured_g"] = {i: predicted_lr_exponent(
+                optimizer, rule, i, gradient_slope=rows[-1]["gradient_slope"]) for i in INVARIANTS}
     return rows
 
 
@@ -55,7 +59,12 @@ STYLES = {"weights": "--", "logits": ":"}
 
 
 def predicted(r, invariant):
-    return "—" if r["rule"] is Scale.INV_SQRT else f"{r['predicted'][invariant]:+g}"
+    if r["rule"] is Scale.INV_SQRT:
+        return "—"
+    text = f"{r['predicted'][invariant]:+g}"
+    if r["optimizer"] == "sgd":  # with the gradient ratio measured at initialisation
+        text += f" ({r['measured_g'][invariant]:+.2f})"
+    return text
 
 
 print(
@@ -72,7 +81,9 @@ print(
         f"diverged). Slopes: least-squares fits of log rate against log d_k over d_k = "
         f"{', '.join(map(str, d_ks))}; 'relative' divides by the 1/√d_k rule's best rate "
         "first. Predicted: the relative slope if the best rate keeps W_Q and W_K's "
-        "relative speed the same, or the logits' speed.",
+        "relative speed the same, or the logits' speed; under SGD, in brackets, the same "
+        "prediction from the gradient ratio g measured at initialisation instead of the "
+        "factor's ratio (see the text).",
     )
 )
 

@@ -34,7 +34,8 @@ from sdpa.models import GPT, GPTConfig, qk_norm_bound
 from sdpa.runtime import device as default_device
 from sdpa.runtime import each, generator, memo, seeded
 from sdpa.tasks import copy_batch, text_batch, text_corpus
-from sdpa.training import Members, make_optimizer, member_losses, train, train_members, warmup_cosine
+from sdpa.training import (Members, make_optimizer, member_losses, train, train_members,
+                           warmup_cosine)
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,8 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
     rows, held = [], [initial]
     batches = (((inputs[seed_of].to(dev),), targets[seed_of].to(dev))  # each member its seed's
                for inputs, targets in _draws(sweep, config))
-    train_members(stacked, [optimizer], batches, lambda out, targets: member_losses(out[0], targets),
+    train_members(stacked, [optimizer], batches,
+                  lambda out, targets: member_losses(out[0], targets),
                   schedules=[warmup_cosine(optimizer, sweep.steps)], measure=measure)
     held.append(evaluate())
     fields = ("loss", "max_logit", "max_raw", "bound", "entropy", "grad_ratio")

@@ -43,7 +43,8 @@ from sdpa.models import RecallBlock, RecallHead, RecallOutput, init_unit_varianc
 from sdpa.runtime import device as default_device
 from sdpa.runtime import memo, seeded
 from sdpa.tasks import RecallTask, recall_batches
-from sdpa.training import Members, make_optimizer, member_losses, train, train_members, warmup_cosine
+from sdpa.training import (Members, make_optimizer, member_losses, train, train_members,
+                           warmup_cosine)
 
 Init = Literal["unit", "default"]
 Optimizer = Literal["adam", "sgd"]

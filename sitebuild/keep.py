@@ -106,9 +106,11 @@ def run_and_keep(fences: list[tuple[str, str]], folder: str, run) -> list:
                           "failure": outcome.failure}
     tables = {name: table for name, table in memo_tables().items() if table.read}
     memo = {name: {key: dict.__getitem__(table, key) for key in table.read} for name, table in tables.items()}
-    # computed by this page here (not loaded from another process's shared memo)
+    # the engines' runs (the shared memos, which hold the compute) this page computed here,
+    # not loaded from another process; the studies that assemble them are cheap, and every
+    # process that reads one assembles it
     computed = {name: [key for key in table.computed if key not in known.get(name, ())]
-                for name, table in memo_tables().items()}
+                for name, table in memo_tables().items() if table.shared}
     computed = {name: keys for name, keys in computed.items() if keys}
     path = page_file(folder, fences)
     try:

@@ -118,10 +118,11 @@ class Results(dict):
     a page's snippets read to the test session: ``sitebuild/keep.py``) and those computed
     in this process (the others came from another process: a shared memo, a kept run)."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: bool = False) -> None:
         super().__init__()
         self.read: set = set()
         self.computed: set = set()
+        self.shared = shared  # the memo shares its results between processes (memo(share=True))
 
     def __getitem__(self, key):
         self.read.add(key)
@@ -216,7 +217,7 @@ def memo(function: F | None = None, *, share: bool = False) -> F:
     if function is None:
         return functools.partial(memo, share=share)
     signature = inspect.signature(function)
-    results = Results()
+    results = Results(share)
     shared = _Shared(f"{function.__module__}.{function.__qualname__}") if share else None
 
     def compute(args, kwargs, key):

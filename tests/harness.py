@@ -101,7 +101,14 @@ def pytest_configure(config):
     offset = config.getoption("--seed-offset")
     if offset is not None:  # set before any snippet runs; the processes started here inherit it
         env.export(**{env.SEED_OFFSET: str(offset)})
+    if env.shared_memo() is None:  # one folder for the session's memoised experiments: the
+        # build's workers, the snippet workers and this process share them (sdpa.runtime.memo)
+        _SHARED.append(tempfile.TemporaryDirectory(prefix="sdpa-memo-"))
+        env.export(**{env.SHARED_MEMO: _SHARED[-1].name})
     _config[0] = config
+
+
+_SHARED: list = []  # the session's shared-memo folder, removed when the session ends
 
 
 _config: list = [None]  # the session's configuration: its terminal reporter prints our lines
@@ -335,15 +342,19 @@ class Session:
             self.take(page)
 
     def computed_here(self) -> dict[str, set]:
-        """The memo results this process computed itself (not taken from a worker)."""
-        return {name: set(table) - self.inserted.get(name, set()) for name, table in keep.memo_tables().items()}
+        """The memo results this process computed itself (not taken from a worker, nor
+        loaded from the session's shared memo)."""
+        return {name: set(table.computed) - self.inserted.get(name, set())
+                for name, table in keep.memo_tables().items()}
 
     def counts(self) -> dict[str, int]:
-        """How many memo results of each table this process computed itself (the tables
-        looked up again only when a module was imported: this runs around every test)."""
+        """How many memo results of each table this process computed itself (not loaded
+        from a worker or the shared memo; the tables looked up again only when a module was
+        imported: this runs around every test)."""
         if self._tables[0] != len(sys.modules):
             self._tables = (len(sys.modules), keep.memo_tables())
-        return {name: len(table) - len(self.inserted.get(name, ())) for name, table in self._tables[1].items()}
+        return {name: len(table.computed - self.inserted.get(name, set()))
+                for name, table in self._tables[1].items()}
 
     def ran_twice(self) -> tuple[list[str], list[str]]:
         """The memo results computed twice in this session (so far): here and in a worker,
@@ -681,3 +692,5 @@ def pytest_unconfigure(config):
         for part in started if isinstance(started, tuple) else (started,):
             if isinstance(part, subprocess.Popen):
                 stop(part)
+    for folder in _SHARED:  # after every process that wrote to it has stopped
+        folder.cleanup()

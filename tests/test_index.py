@@ -27,3 +27,15 @@ def test_the_answer_figure(run_snippet):
     assert all(35 < k < 45 for k in keys[Scale.INV_SQRT])
     # "rows divided by d_k drift towards uniform"
     assert keys[Scale.INV] == sorted(keys[Scale.INV]) and keys[Scale.INV][-1] > 60
+
+
+def test_how_wide_rows_start_depends_on_the_initialisation(run_snippet, claim):
+    """The answer: "PyTorch's default makes it a third as wide, GPT-2's small one nearly
+    uniform at small widths" (rows of 64 keys at d_k = 64, no factor)."""
+    starts = run_snippet("index/answer.py").namespace["result"]["starts"]
+    unit, default, gpt2 = starts.values()
+    assert default["spread"] == pytest.approx(unit["spread"] / 3)
+    claim.below("unit variance: keys in play", unit["keys"], 2)
+    claim.above("GPT-2 at d_model 128: keys in play, of 64", gpt2["keys"], 0.9 * 64)
+    claim.above("PyTorch's default: more keys in play than unit variance's", default["keys"] / unit["keys"], 2,
+                log=True)

@@ -3,10 +3,12 @@
 The best shared rate of every rule's default at every (optimiser, d_k) of the plane
 (``sdpa.plane.run_plane``: each default is a point of the plane, swept over the shared
 rates), taken between grid rates: the vertex of a parabola through the mean log loss at
-the best rate and its two neighbours. Relative to the 1/sqrt(d_k) rule's best rate, it should move as
-d_k^e, with e given by what the best rate keeps the same from one rule to the next
-(``sdpa.transfer.predicted_lr_exponent``): W_Q and W_K's relative speed ("weights"), or
-the logits' speed ("logits").
+the best rate and its two neighbours. Relative to the 1/sqrt(d_k) rule's best rate, it
+should move as d_k^e, with e given by what the best rate keeps the same from one rule to
+the next (``sdpa.transfer.predicted_lr_exponent``): W_Q and W_K's relative speed
+("weights"), or the logits' speed ("logits"). Under SGD the step of W_Q and W_K depends on
+their gradient, so the prediction also comes from the gradient ratio measured at
+initialisation (``sdpa.transfer.gradient_ratios``).
 """
 
 

@@ -24,7 +24,8 @@ def identity(plane):
     for optimizer in plane.optimizers:
         for d_k in plane.d_ks:
             for rule in (Scale.INV_SQRT, Scale.INV):
-                scaled, unscaled = (torch.tensor(x) for x in identity_runs(plane, optimizer, d_k, rule))
+                runs = identity_runs(plane, optimizer, d_k, rule)
+                scaled, unscaled = (torch.tensor(x) for x in runs)
                 rows.append({"optimizer": optimizer, "d_k": d_k, "rule": rule,
                              "point": rule_step(rule, optimizer), "steps": len(scaled),
                              "largest_gap": (scaled - unscaled).abs().max().item(),

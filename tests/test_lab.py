@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import fnmatch
 import math
-import os
 import re
 import shutil
 import tempfile
@@ -23,6 +22,7 @@ import pytest
 import yaml
 
 from conftest import DOCS, REPO, SNIPPETS, ahead, run_ahead
+from sdpa import env as sdpa_env
 
 NOTEBOOK = DOCS / "lab.py"
 
@@ -44,7 +44,7 @@ def start_lab() -> tuple:
 
     folder = Path(tempfile.mkdtemp(prefix="sdpa-download-"))
     notebook = download(NOTEBOOK, [SNIPPETS])
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env = sdpa_env.environment(drop=("PYTHONPATH",))
     client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=False,
                                      resources={"metadata": {"path": str(folder)}})
     errors: list[BaseException] = []

@@ -126,3 +126,36 @@ else:
         handles, labels = panels[0].get_legend_handles_labels()
         panels[0].figure.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=7)
     print(figure.html)
+
+    def nearest(slope, predictions):
+        """The invariant whose predicted slope lies closest to ``slope``."""
+        return min(predictions, key=lambda i: abs(slope - predictions[i]))
+
+    lines = []
+    for r in result:
+        if r["rule"] is Scale.INV_SQRT:
+            continue
+        line = (f"{OPTIMIZER_LABELS[r['optimizer']]}, {r['rule'].label}: relative slope "
+                f"{r['relative_slope']:+.2f}, closest to the same "
+                f"{LABELS[nearest(r['relative_slope'], r['predicted'])]}")
+        if r["optimizer"] == "sgd":
+            line += (f"; from the measured gradient ratio (slope {r['gradient_slope']:+.2f}), "
+                     f"to the same {LABELS[nearest(r['relative_slope'], r['measured_g'])]}")
+        lines.append(line)
+    print("Which prediction each measured slope lies closest to:\n\n"
+          + "\n".join(f"- {line}" for line in lines) + "\n")
+
+    sgd, adam = at[("sgd", Scale.INV_SQRT)]["best"], at[("adam", Scale.INV_SQRT)]["best"]
+    spread, fall = max(sgd) / min(sgd), adam[0] / adam[-1]
+    print(f"Does one rate serve every head size? With 1/√d_k, SGD's best rate spans a factor "
+          f"of {spread:.2f} across d_k = {', '.join(map(str, d_ks))}"
+          + (" (within a factor of two: one rate serves them all)" if spread < 2 else "")
+          + f"; Adam's falls by a factor of {fall:.2f} from d_k = {d_ks[0]} to {d_ks[-1]}"
+          + (" (more than half)" if fall > 2 else "") + ".\n")
+    if fall > 2:
+        print('!!! correction "Correction: one set of hyperparameters does not serve every head '
+              'size here"\n    A common argument for the factor is that, by keeping the logits\' '
+              "spread the same at every width, it lets one set of hyperparameters work across "
+              "model sizes. In these runs the 1/√d_k head's best Adam rate falls by more than "
+              f"half from d_k = {d_ks[0]} to {d_ks[-1]}. The factor fixes the logits' spread "
+              "at the start; it does not fix how fast the other weights should learn.\n")

@@ -9,7 +9,7 @@ import hashlib
 
 import pytest
 
-from sdpa.language import SIZES, language_study, logit_spread
+from sdpa.language import SIZES, language_study, logit_spread, run_language
 from sdpa.tasks import text_corpus
 
 
@@ -86,3 +86,15 @@ def test_at_the_first_step_the_query_gradient_is_proportional_to_the_factor(run_
                1, tol=0.1)
     claim.near("1/sqrt(d_head) / 1/d_head over sqrt(d_head)", start["inv_sqrt"] / start["inv"] / root,
                1, tol=0.1)
+
+
+@pytest.mark.claims
+@pytest.mark.profiles("full")
+def test_the_rate_and_the_best_point_lie_inside_what_was_measured(run_snippet):
+    """The full build's windows are wide enough: the shared rate stage 1 chose is neither the
+    lowest nor the highest it tried, and the plane's best point lies strictly inside its grid."""
+    out = run_language()
+    study = out.study
+    assert study.lrs[0] < out.lr < study.lrs[-1], out.lr
+    i, j = out.best
+    assert min(study.m_steps) < i < max(study.m_steps) and min(study.r_steps) < j < max(study.r_steps), out.best

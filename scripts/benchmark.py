@@ -24,6 +24,14 @@ and prints the Markdown. Targets on the project's 2-core CPU: clean build <= 120
 within the ratio above; the suite <= 120 s and its fast tier (``-m "not site"``) <= 60 s;
 no snippet over 15 s; under ``mkdocs serve``, a prose edit re-rendered in <= 1.5 s and a
 snippet edit in <= 1.5 s plus the snippet's own run.
+
+These machines differ in speed, and one machine's speed drifts by a fifth within minutes.
+So a fixed reference workload (:data:`REFERENCE`: a few seconds of small-tensor training on
+one thread, in a fresh process, the same on every commit) is timed before and after each
+measured command, and every timing is also given as a multiple of it (``x ref``: the
+command's wall seconds over the mean of the two reference runs). Quote both.
+
+    python scripts/benchmark.py --claims 0,1   # the claim tests at seed offsets 0 and 1
 """
 
 from __future__ import annotations
@@ -45,12 +53,51 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # sitebuild: how many workers a build starts, the device; sdpa.env
+sys.path[:0] = [str(REPO), str(REPO / "snippets")]  # sitebuild: how many workers a build starts, the device
+
+from sdpa import env as names  # noqa: E402  (the environment, read and written; no torch)
 OUT = REPO / "bench" / "results"
 TARGETS = {"build_s": 120, "tests_s": 120, "fast_tests_s": 60, "snippet_s": 15, "serve_rebuild_s": 5,
            "serve_edit_s": 1.5}
 #: The fast tier of the suite (README, "Working on the site"): no site build.
 FAST_TIER = ["-m", "not site"]
+
+
+#: The reference workload: 2,500 Adam steps of a 32-64-1 tanh network on 256 fixed points, on
+#: one thread. It imports torch only (not the site's library), so it is the same workload on
+#: every commit. It prints the seconds of its training loop (torch's import not counted).
+REFERENCE = """
+import time, torch
+torch.set_num_threads(1)
+generator = torch.Generator().manual_seed(0)
+x, y = torch.randn(256, 32, generator=generator), torch.randn(256, 1, generator=generator)
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+start = time.perf_counter()
+for _ in range(2500):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(time.perf_counter() - start)
+"""
+
+
+def reference() -> float:
+    """The seconds of one run of :data:`REFERENCE`, in a fresh process."""
+    done = subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True, check=True)
+    return round(float(done.stdout.split()[-1]), 2)
+
+
+def calibrated(result: dict, before: float, wall: float | None = None) -> dict:
+    """``result`` with the reference workload's seconds before and after it (``before`` and
+    a run now), and its wall time (``wall``, default ``result["wall_s"]``) as a multiple of
+    their mean."""
+    after = reference()
+    result["reference_s"] = [before, after]
+    result["x_reference"] = round((result["wall_s"] if wall is None else wall) / ((before + after) / 2), 2)
+    return result
 
 
 def busy_seconds() -> float | None:
@@ -63,16 +110,18 @@ def busy_seconds() -> float | None:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(command: list[str], env: dict | None = None) -> dict:
+def timed(command: list[str], env: dict | None = None, calibrate: bool = True) -> dict:
     """Run a command; return its wall time, its CPU time, its exit code, the load average
-    before it and its output. The CPU time is the machine's busy core-seconds while it ran
+    before it and its output, and (``calibrate``) the reference workload's seconds around
+    it (:func:`calibrated`). The CPU time is the machine's busy core-seconds while it ran
     (on a quiet machine, the command's: worker processes, kernels and browsers included),
     else its process tree's as the OS reports it for waited children."""
+    before_reference = reference() if calibrate else None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy = busy_seconds()
     load = round(os.getloadavg()[0], 2)
     start = time.perf_counter()
-    proc = subprocess.run(command, cwd=REPO, env={**os.environ, **(env or {})}, capture_output=True, text=True)
+    proc = subprocess.run(command, cwd=REPO, env=names.environment(env), capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -80,15 +129,14 @@ def timed(command: list[str], env: dict | None = None) -> dict:
         cpu = busy_seconds() - busy
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:], file=sys.stderr)
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "returncode": proc.returncode, "load_before": load,
-            "output": proc.stdout + proc.stderr}
+    result = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "returncode": proc.returncode, "load_before": load,
+              "output": proc.stdout + proc.stderr}
+    return calibrated(result, before_reference) if calibrate else result
 
 
-def clean_build(site: Path, cache: str = "0", jobs: str | None = None) -> dict:
-    from sdpa import env as names
-
+def clean_build(site: Path, cache: str = "0", jobs: str | None = None, calibrate: bool = True) -> dict:
     env = {"NO_MKDOCS_2_WARNING": "1", names.CACHE: cache, **({names.JOBS: jobs} if jobs else {})}
-    result = timed([sys.executable, "-m", "mkdocs", "build", "--clean", "-q", "-d", str(site)], env)
+    result = timed([sys.executable, "-m", "mkdocs", "build", "--clean", "-q", "-d", str(site)], env, calibrate)
     report = site / "build-report.json"
     result["report"] = json.loads(report.read_text()) if report.is_file() else None
     return result
@@ -107,10 +155,7 @@ class Serve:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-        from sdpa import env as names
-
-        env.pop(names.CACHE, None)  # serve's default: the cache on
+        env = names.environment({"NO_MKDOCS_2_WARNING": "1"}, drop=(names.CACHE,))  # serve's default: cached
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{self.port}"], cwd=REPO, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -189,7 +234,7 @@ def isolated_snippets(snippets: list[str]) -> list[dict]:
         "runpy.run_path(sys.argv[1], init_globals={'print': lambda *a, **k: None}); "
         "print(time.perf_counter() - start)"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO / "snippets")}
+    env = names.environment({"PYTHONPATH": str(REPO / "snippets")})
     rows = []
     for snippet in snippets:
         proc = subprocess.run([sys.executable, "-c", driver, str(REPO / "snippets" / snippet)],
@@ -217,19 +262,40 @@ def slowest_tests(output: str, most: int = 15) -> list[str]:
     return lines[:most]
 
 
+def parse_offsets(text: str) -> list[int]:
+    """``0,1`` or ``0-3``: the seed offsets to time the claims at."""
+    offsets = []
+    for part in text.split(","):
+        start, _, stop = part.partition("-")
+        offsets += range(int(start), int(stop or start) + 1)
+    return offsets
+
+
+def _times(result: dict) -> str:
+    """A result's wall seconds and their multiple of the reference workload, as table cells."""
+    return f"{result['wall_s']} | {result.get('x_reference', '')}"
+
+
+def _range(values: list[float], reference: dict) -> str:
+    """Edit loop seconds (min-max) and the same as multiples of the reference workload."""
+    scale = sum(reference["reference_s"]) / 2
+    return (f"{min(values)}–{max(values)} | "
+            f"{min(values) / scale:.2f}–{max(values) / scale:.2f}")
+
+
 def markdown(results: dict) -> str:
     build, serial, share = results["build"], results["serial_build"], results["ratio"]
     lines = [
         f"# Benchmark ({results['machine']})",
         "",
-        "| what | wall (s) | CPU, core-s | load before | target (s) |",
-        "| :-- | --: | --: | --: | --: |",
-        f"| clean full build, {share['workers']} workers (`mkdocs build`) | {build['wall_s']} | {build['cpu_s']} | "
+        "| what | wall (s) | × ref | CPU, core-s | load before | target (s) |",
+        "| :-- | --: | --: | --: | --: | --: |",
+        f"| clean full build, {share['workers']} workers (`mkdocs build`) | {_times(build)} | {build['cpu_s']} | "
         f"{build['load_before']} | {min(TARGETS['build_s'], share['bound_s'])} |",
-        f"| clean full build, serial (`SDPA_JOBS=1`) | {serial['wall_s']} | {serial['cpu_s']} | "
+        f"| clean full build, serial (`SDPA_JOBS=1`) | {_times(serial)} | {serial['cpu_s']} | "
         f"{serial['load_before']} | |",
         f"| rebuild with every snippet cached, a fresh process (`SDPA_CACHE=1 mkdocs build`) | "
-        f"{results['serve_rebuild']['wall_s']} | {results['serve_rebuild']['cpu_s']} | "
+        f"{_times(results['serve_rebuild'])} | {results['serve_rebuild']['cpu_s']} | "
         f"{results['serve_rebuild']['load_before']} | {TARGETS['serve_rebuild_s']} |",
     ]
     loop = results.get("serve_loop")
@@ -237,17 +303,17 @@ def markdown(results: dict) -> str:
         own = max((s for s in loop["snippet_own_s"] if s is not None), default=0)
         lines += [
             f"| `mkdocs serve`: a prose edit, saved to reloaded ({len(loop['prose_s'])} edits) | "
-            f"{min(loop['prose_s'])}–{max(loop['prose_s'])} | | | {TARGETS['serve_edit_s']} |",
+            f"{_range(loop['prose_s'], loop)} | | | {TARGETS['serve_edit_s']} |",
             f"| `mkdocs serve`: a snippet edit (`{SNIPPET_EDIT.relative_to(REPO).as_posix()}`, its own run "
             f"{min(s for s in loop['snippet_own_s'] if s is not None)}–{own} s) | "
-            f"{min(loop['snippet_s'])}–{max(loop['snippet_s'])} | | | {TARGETS['serve_edit_s']} + its own run |",
+            f"{_range(loop['snippet_s'], loop)} | | | {TARGETS['serve_edit_s']} + its own run |",
         ]
     for key, what, target in (("fast_tests", f"fast tier (`python -m pytest {' '.join(FAST_TIER)}`)",
                                TARGETS["fast_tests_s"]),
                               ("tests", "test suite (`python -m pytest`)", TARGETS["tests_s"])):
         if results.get(key):
             tests = results[key]
-            lines.append(f"| {what} | {tests['wall_s']} | {tests['cpu_s']} | {tests['load_before']} | {target} |")
+            lines.append(f"| {what} | {_times(tests)} | {tests['cpu_s']} | {tests['load_before']} | {target} |")
     if serial["report"]:
         lines += ["", f"The serial build ran {len(serial['report']['snippets'])} snippets and "
                   f"{len(serial['report']['notebooks'])} notebook(s)."]
@@ -255,6 +321,12 @@ def markdown(results: dict) -> str:
         "",
         "CPU: the machine's busy core-seconds while the command ran (its worker processes, "
         "notebook kernels and browsers included); on 2 cores a command can take at most twice its wall time.",
+        "",
+        "× ref: the wall time as a multiple of the reference workload (`REFERENCE` in scripts/benchmark.py: "
+        "2,500 Adam steps of a small network on one thread), timed in a fresh process before and after each "
+        "row's command; its seconds: "
+        + ", ".join(f"{key} {'/'.join(map(str, run['reference_s']))}" for key, run in results.items()
+                    if isinstance(run, dict) and "reference_s" in run) + ".",
         "",
         f"Serial seconds (the `SDPA_JOBS=1` build's report): snippets {share['snippet_s']} + lab notebook "
         f"{share['notebook_s']} = {share['serial_s']} s. Parallel wall {share['parallel_wall_s']} s: ratio "
@@ -292,6 +364,9 @@ def main() -> None:
                         help="only one clean parallel build, in the profile SDPA_PROFILE names "
                         "(the way to time the full profile), and its slowest pages; the site is "
                         "kept in bench/results/site-PROFILE")
+    parser.add_argument("--claims", metavar="OFFSETS",
+                        help="only the claim tests (`python -m pytest -m claims --seed-offset N`, the profile "
+                        "SDPA_PROFILE names) at each of these seed offsets (0,1 or 0-3), one process each")
     args = parser.parse_args()
 
     from sitebuild.cache import device, environment
@@ -303,6 +378,18 @@ def main() -> None:
                    f"{described['device']}, profile {described['profile']}, torch {described['torch']}, "
                    f"Python {described['python']}",
     }
+    if args.claims:
+        claims = {}
+        for offset in parse_offsets(args.claims):
+            run = timed([sys.executable, "-m", "pytest", "-m", "claims", "-q", "-p", "no:cacheprovider",
+                         "--seed-offset", str(offset)], {"NO_MKDOCS_2_WARNING": "1"})
+            run["summary"] = run.pop("output").strip().splitlines()[-1:]
+            claims[offset] = run
+            print(f"offset {offset}: {json.dumps(run)}", flush=True)
+        OUT.mkdir(parents=True, exist_ok=True)
+        (OUT / f"claims-{described['profile']}.json").write_text(json.dumps({"machine": results["machine"],
+                                                                             "offsets": claims}, indent=1))
+        return
     if args.build_only:
         build = clean_build(OUT / f"site-{described['profile']}")  # kept, to be looked at
         report = build.pop("report") or {"snippets": [], "notebooks": []}
@@ -325,9 +412,11 @@ def main() -> None:
             results["ratio"] = ratio(results["serial_build"], results["build"], workers())
         # Fill the cache (.cache/snippets) once, then time a rebuild in a fresh process in
         # which nothing changed; then the real thing: edits under a live `mkdocs serve`.
-        clean_build(Path(tmp) / "warm", cache="1")
+        clean_build(Path(tmp) / "warm", cache="1", calibrate=False)
         results["serve_rebuild"] = clean_build(Path(tmp) / "warm", cache="1")
+    before = reference()
     results["serve_loop"] = serve_loop()
+    results["serve_loop"]["reference_s"] = [before, reference()]
     if args.serve_only:
         print(json.dumps({k: results[k] for k in ("serve_rebuild", "serve_loop")}, indent=1, default=str))
         return

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shlex
 import subprocess
 import sys
@@ -121,8 +120,8 @@ def run_offset(offset: int, profile: str, pytest_args: list[str], keep: Path) ->
         xml = Path(folder) / "junit.xml"
         command = [sys.executable, "-m", "pytest", "-m", "claims", "-p", "no:cacheprovider", "-q",
                    "--seed-offset", str(offset), f"--junitxml={xml}", *pytest_args]
-        env = {**os.environ, names.PROFILE: profile}
-        env.pop(names.CACHE, None)  # never read another offset's (or the build's) cached output
+        # Never read another offset's (or the build's) cached output.
+        env = names.environment({names.PROFILE: profile}, drop=(names.CACHE,))
         start = time.perf_counter()
         try:
             proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)

@@ -22,7 +22,6 @@ whichever page has it); the folder is git-ignored.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -32,11 +31,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests"), str(REPO), str(REPO / "snippets")]
 
 from browser_support import SCHEMES, launch, nav_pages, page_file, page_url, serve  # noqa: E402
+from sdpa import env  # noqa: E402
 
 
 def build(into: Path) -> None:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONHASHSEED": "0"}
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(into)], cwd=REPO, env=env, check=True)
+    environment = env.environment({"NO_MKDOCS_2_WARNING": "1", "PYTHONHASHSEED": "0"})
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(into)], cwd=REPO, env=environment,
+                   check=True)
 
 
 def main() -> None:

@@ -32,3 +32,24 @@ from pathlib import Path
 LIBRARY_ROOT = Path(__file__).resolve().parents[1] / "snippets"
 if str(LIBRARY_ROOT) not in sys.path:
     sys.path.insert(0, str(LIBRARY_ROOT))
+
+
+def markdown_extension(extension: type) -> tuple:
+    """The two entry points of a module that defines a Markdown extension and is also a
+    MkDocs hook (``glossary``, ``readable``, ``valid_html``), written once:
+    ``makeExtension``, which Python-Markdown calls when a configuration names the module
+    (any engine that runs Python-Markdown can load it so), and ``on_config``, the hook that
+    adds the extension when the configuration does not list it::
+
+        makeExtension, on_config = markdown_extension(GlossaryExtension)
+    """
+
+    def make_extension(**options):
+        return extension(**options)
+
+    def on_config(config):
+        if not any(isinstance(added, extension) for added in config.markdown_extensions):
+            config.markdown_extensions.append(extension())
+        return config
+
+    return make_extension, on_config

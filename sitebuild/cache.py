@@ -1,15 +1,24 @@
 """A content-addressed cache of executed snippets, for a fast ``mkdocs serve``.
 
-A snippet's key hashes everything its output can depend on: its own source, the source
-of every module under ``snippets/`` that it imports (followed transitively through the
-import statements), the options it runs under, and everything else that changes what a
-snippet prints (:func:`environment`): the Python, torch, numpy and matplotlib versions, the
-device, the profile, the CPU thread count and the seed offset. The runner keeps two
-entries per fence: its HTML, keyed with the fence's markdown-exec options, and what the
-snippet printed, keyed with its file name (what the workers' plan can know before the
-page is read, and what a fence with other options shows without running). Edit a shared
-helper and every snippet that imports it gets new keys; edit prose only and every key
-stays the same.
+A snippet's key hashes everything its output can depend on, so that no edit and no
+upgrade can serve a stale result:
+
+* its own source and the options it runs under;
+* every file of the library package it can reach (the whole ``sdpa`` package: a
+  snippet's imports cannot be traced completely, ``import sdpa`` then ``sdpa.recall``
+  loading a module on first use), :func:`library_files`;
+* the run's context (:func:`sdpa.env.run_context`: the device, the profile, the CPU
+  thread count, the seed offset), the one the library's memo keys on too, and the
+  versions of Python, torch, numpy and matplotlib (:func:`environment`);
+* how its output is rendered (:func:`rendering`): the Markdown configuration of the build
+  (every extension and its options), the versions of every package that renders it
+  (MkDocs, Markdown, pymdown-extensions, Pygments, markdown-exec, math-core) and the
+  build's own code (the ``sitebuild`` package).
+
+The runner keeps two entries per fence: its HTML, keyed with the fence's markdown-exec
+options, and what the snippet printed, keyed with its file name (what the workers' plan
+can know before the page is read). Edit prose only and every key stays the same; edit
+any library module and every snippet runs again.
 
 ``mkdocs serve`` reads and writes the cache by default; ``mkdocs build`` regenerates
 every figure unless the builder sets ``SDPA_CACHE=1``; ``SDPA_CACHE=0`` turns it off
@@ -21,92 +30,46 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 import platform
-import re
-from functools import cache, lru_cache
+from functools import cache
 from importlib.metadata import version
 from importlib.util import find_spec
 from pathlib import Path
 
+from markdown import Extension
+
 from sdpa import env  # the environment variables' names and readers; imports no torch
 
 CACHE_DIR = Path(".cache") / "snippets"
-DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # a module name such as sdpa.runtime
-FORMAT = "3"  # what an entry holds, and what a key hashes; a new format makes new keys, so no old entry is read
+LIBRARY = "sdpa"  # the package under snippets/ that every snippet imports
+BUILD = Path(__file__).resolve().parent  # the sitebuild package
+FORMAT = "4"  # what an entry holds, and what a key hashes; a new format makes new keys, so no old entry is read
 
 
 def enabled(command: str) -> bool:
     """Whether this build uses the cache: on for ``serve``, off for ``build``, unless set."""
-    setting = os.environ.get(env.CACHE, "").strip().lower()
-    if setting in ("0", "false", "no", "off"):
-        return False
-    if setting in ("1", "true", "yes", "on"):
-        return True
-    return command == "serve"
+    setting = env.cache()
+    return command == "serve" if setting is None else setting
 
 
-def _module_files(name: str, bases: list[Path]) -> list[Path]:
-    """Files under ``bases`` that importing ``name`` (e.g. ``sdpa.recall``) executes."""
-    parts, files = name.split("."), []
-    for base in bases:
-        for depth in range(1, len(parts) + 1):
-            stem = base.joinpath(*parts[:depth])
-            for candidate in (stem / "__init__.py", stem.with_suffix(".py")):
-                if candidate.is_file():
-                    files.append(candidate)
-        if files:
-            break
-    return files
+def library_files(bases: list[Path]) -> list[Path]:
+    """Every file of the library package (``snippets/sdpa/``) under the first of ``bases``
+    that holds it."""
+    base = next((base for base in bases if (base / LIBRARY / "__init__.py").is_file()), None)
+    return sorted((base / LIBRARY).rglob("*.py")) if base else []
 
 
-@lru_cache(maxsize=1024)
-def _imported_names(source: str) -> tuple[str, ...]:
-    """The absolute module names that ``source`` imports (``from a import b`` gives a, a.b).
-
-    A module that imports lazily, ``import_module(name)`` with a name it computes (the
-    ``sdpa`` package loads ``sdpa.seed``'s module on first use, from its ``_HOMES``
-    table), may import any dotted name it spells as a string: those count too. A name
-    that is no module under the snippet folders adds nothing."""
-    names: list[str] = []
-    lazy = False
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "import_module":
-            argument = node.args[0] if node.args else None
-            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-                names.append(argument.value)
-            else:
-                lazy = True
-    if lazy:
-        names += [node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)
-                  and isinstance(node.value, str) and DOTTED.fullmatch(node.value)]
-    return tuple(names)
+def _digest_files(files: list[Path], root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
-def imported_files(source: str, bases: list[Path], memo: dict | None = None) -> list[Path]:
-    """Every file under ``bases`` that ``source`` imports, directly or through others.
-
-    ``memo`` (a dict kept for one build) remembers where each module name lives and each
-    file's text, so the keys of a whole site cost a few hundred file lookups, not tens of
-    thousands."""
-    memo = {} if memo is None else memo
-    seen: dict[Path, None] = {}
-    pending = [source]
-    while pending:
-        for name in _imported_names(pending.pop()):
-            if name not in memo:
-                memo[name] = _module_files(name, bases)
-            for path in memo[name]:
-                if path not in seen:
-                    seen[path] = None
-                    if path not in memo:
-                        memo[path] = path.read_text()
-                    pending.append(memo[path])
-    return sorted(seen)
+def library_digest(bases: list[Path]) -> str:
+    """A digest of every file of the library package (:func:`library_files`)."""
+    files = library_files(bases)
+    return _digest_files(files, files[0].parents[1]) if files else ""
 
 
 def device() -> str:
@@ -149,38 +112,55 @@ def _torch_built_for_a_gpu() -> bool:
     return built.get("cuda") is not None or built.get("hip") is not None
 
 
+#: The packages whose versions change what a snippet prints: numbers (torch, numpy) and SVG.
+COMPUTING = ("torch", "numpy", "matplotlib")
+#: The packages that turn what a snippet printed into a page's HTML.
+RENDERING = ("mkdocs", "Markdown", "pymdown-extensions", "Pygments", "markdown-exec", "math-core")
+
+
 @cache
-def _versions() -> dict[str, str]:
-    """The versions a snippet's output depends on (read once per process: half a
-    millisecond each, for each of a build's hundred keys)."""
-    return {
-        "python": platform.python_version(),
-        "torch": version("torch"),
-        "numpy": version("numpy"),  # numbers, and the random draws of np.random
-        "matplotlib": version("matplotlib"),  # the SVG
-    }
+def versions(packages: tuple[str, ...]) -> dict[str, str]:
+    """The installed versions of ``packages`` (read once per process: half a millisecond each)."""
+    return {package: version(package) for package in packages}
 
 
 def environment(device: str) -> dict[str, str]:
-    """What, besides its code and options, changes what a snippet prints on ``device``."""
-    return {
-        **_versions(),
-        "device": device,
-        "profile": env.profile_for(device),  # the size of every experiment
-        "threads": str(env.threads()),  # the order of float reductions, so the bits
-        "seed_offset": str(env.seed_offset()),  # a shifted run is another result
-    }
+    """What, besides its code and options, changes what a snippet prints on ``device``:
+    the run's context (shared with the library's memo) and the computing packages."""
+    return {"python": platform.python_version(), **versions(COMPUTING), **dict(env.run_context(device))}
 
 
-def snippet_key(source: str, options: dict, bases: list[Path], device: str, memo: dict | None = None) -> str:
-    """The cache key of one snippet's run (``memo``: as for :func:`imported_files`)."""
-    memo = {} if memo is None else memo
+def _stable(value) -> object:
+    """``value`` (a Markdown extension's configuration) as plain data that reads the same in
+    every process: an extension by its class and settings, a function by its name."""
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    if isinstance(value, dict):
+        return sorted((str(key), _stable(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_stable(item) for item in (sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value)]
+    if isinstance(value, Extension):
+        return [type(value).__module__, type(value).__qualname__, _stable(value.getConfigs())]
+    function = getattr(value, "__func__", value)
+    return f"{getattr(function, '__module__', '')}.{getattr(function, '__qualname__', type(function).__qualname__)}"
+
+
+def rendering(config) -> str:
+    """A digest of what renders a snippet's output in the build of ``config``: its Markdown
+    extensions and their options, the rendering packages' versions, the build's own code."""
+    parts = [_stable(config.markdown_extensions), _stable(config.mdx_configs), versions(RENDERING),
+             _digest_files(sorted(BUILD.rglob("*.py")), BUILD)]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def snippet_key(source: str, options: dict, library: str, device: str, rendered: str = "") -> str:
+    """The cache key of one snippet's run: its ``source`` and ``options``, the ``library``'s
+    digest (:func:`library_digest`), the run's :func:`environment` on ``device`` and the
+    digest of what renders it (:func:`rendering`)."""
     digest = hashlib.sha256()
-    for part in (FORMAT, source, repr(sorted((k, repr(v)) for k, v in options.items())),
-                 repr(sorted(environment(device).items()))):
+    for part in (FORMAT, source, repr(sorted((k, repr(v)) for k, v in options.items())), library,
+                 repr(sorted(environment(device).items())), rendered):
         digest.update(part.encode() + b"\0")
-    for path in imported_files(source, bases, memo):
-        digest.update("/".join(path.parts[-2:]).encode() + b"\0" + memo[path].encode() + b"\0")
     return digest.hexdigest()
 
 

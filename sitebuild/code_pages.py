@@ -10,7 +10,10 @@ and ``code/attention/#scores`` links to a function.
 
 :meth:`Library.uses_line` writes, under each executed snippet, a line that links every
 library name the snippet uses (``from sdpa.x import a``, or ``import sdpa`` and then
-``sdpa.f``) to its part there. MkDocs checks each of those links and anchors.
+``sdpa.f``) to its part there, and the training loop that ran it: a module names its loops
+in ``__loops__ = ("train_members",)``, and a snippet whose names reach one of them through
+the library's code (a function that calls one that calls the loop) links it too
+(:meth:`Library.loops`). MkDocs checks each of those links and anchors.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from sitebuild.fences import executed_fences
 
 PACKAGE = "sdpa"
 SECTION = "code/index.md"  # the nav entry whose section lists the modules
+LOOPS = "__loops__"  # a module's names of its training loops: __loops__ = ("train_members",)
 _USES_LINES: dict[tuple[str, str, str], str] = {}  # see Library.uses_line
 
 
@@ -50,6 +54,8 @@ class Module:
     anchors: dict[str, str] = field(default_factory=dict)  # top-level name -> its part's anchor
     lines: dict[str, int] = field(default_factory=dict)  # top-level name -> line of its definition
     imported: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (module, its name there)
+    refers: dict[str, set[str]] = field(default_factory=dict)  # top-level name -> the names its code reads
+    loops: tuple[str, ...] = ()  # the training loops it defines (its __loops__)
 
     @classmethod
     def read(cls, base: Path, path: Path) -> Module:
@@ -74,6 +80,10 @@ class Module:
             elif _lazy_names(node):  # the package's names that load their module on first use
                 module.imported.update({name: (home, name) for name, home in _lazy_names(node).items()})
             kind, names = _defines(node)
+            if names == [LOOPS]:
+                module.loops = tuple(ast.literal_eval(node.value))
+            for name in names:
+                module.refers[name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - {name}
             first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             while first > 1 and source_lines[first - 2].lstrip().startswith("#"):  # comments above it
                 first -= 1
@@ -158,11 +168,41 @@ class Library:
             return self.locate(*found.imported[name], depth=depth + 1)
         return None
 
-    def uses(self, source: str) -> list[tuple[str, Module, str]]:
-        """The library names ``source`` uses, as written there, with where each is defined."""
+    def defined(self, module: str, name: str, depth: int = 0) -> tuple[Module, str] | None:
+        """The module that defines ``name`` as imported from ``module``, and its name there."""
+        found = self.modules.get(module)
+        if found is None or depth > 10:
+            return None
+        if name in found.lines:
+            return found, name
+        if name in found.imported:
+            return self.defined(*found.imported[name], depth=depth + 1)
+        return None
+
+    def loops(self, names: list[tuple[str, str]]) -> list[tuple[Module, str]]:
+        """The training loops (a module's ``__loops__``) that the library code of ``names``
+        ((module, name) pairs) reaches, calling or naming one function after another."""
+        seen: set[tuple[str, str]] = set()
+        pending = [where for module, name in names if (where := self.defined(module, name))]
+        reached = []
+        while pending:
+            module, name = pending.pop()
+            if (module.name, name) in seen:
+                continue
+            seen.add((module.name, name))
+            if name in module.loops:
+                reached.append((module, name))
+            for read in module.refers.get(name, ()):
+                if (where := self.defined(module.name, read)) is not None:
+                    pending.append(where)
+        return sorted(reached, key=lambda loop: (loop[0].name, loop[1]))
+
+    def used(self, source: str) -> dict[str, tuple[str, str]]:
+        """The library names ``source`` uses, as written there (``scores``, ``sdpa.seed``),
+        each with the module it is read from and its name there."""
         tree = ast.parse(source)
         modules: dict[str, str] = {}  # local name -> library module
-        found: dict[str, tuple[Module, str]] = {}
+        found: dict[str, tuple[str, str]] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -173,8 +213,8 @@ class Library:
                 for alias in node.names:
                     if f"{node.module}.{alias.name}" in self.modules:
                         modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-                    elif (where := self.locate(node.module, alias.name)) is not None:
-                        found.setdefault(alias.asname or alias.name, where)
+                    else:
+                        found.setdefault(alias.asname or alias.name, (node.module, alias.name))
 
         def module_of(expr: ast.expr) -> str | None:
             if isinstance(expr, ast.Name):
@@ -185,8 +225,14 @@ class Library:
 
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and (owner := module_of(node.value)) and not module_of(node):
-                if (where := self.locate(owner, node.attr)) is not None:
-                    found.setdefault(ast.unparse(node), where)
+                found.setdefault(ast.unparse(node), (owner, node.attr))
+        return found
+
+    def uses(self, source: str) -> list[tuple[str, Module, str]]:
+        """The library names ``source`` uses, as written there, with where each is defined
+        (its module and the anchor of its part)."""
+        found = {label: where for label, origin in self.used(source).items()
+                 if (where := self.locate(*origin)) is not None}
         order = {name: {part.anchor: n for n, part in enumerate(module.parts)} for name, module in self.modules.items()}
         return sorted(((label, *where) for label, where in found.items()),
                       key=lambda use: (use[1].name, order[use[1].name].get(use[2], -1), use[0]))
@@ -203,11 +249,17 @@ class Library:
         return _USES_LINES[key]
 
     def _uses_line(self, source: str, page: str) -> str:
-        links = []
-        for label, module, anchor in self.uses(source):
+        def link(label: str, module: Module, anchor: str) -> str:
             target = posixpath.relpath(module.page, posixpath.dirname(page) or ".")
-            links.append(f"[`{label}`]({target}" + (f"#{anchor})" if anchor else ")"))
-        return f"Library code used: {' · '.join(links)}\n{{ .sdpa-uses }}" if links else ""
+            return f"[`{label}`]({target}" + (f"#{anchor})" if anchor else ")")
+
+        links = [link(*use) for use in self.uses(source)]
+        loops = [link(f"{module.name}.{name}", module, module.anchors[name])
+                 for module, name in self.loops(list(self.used(source).values()))]
+        if not links:
+            return ""
+        trained = f"; the loop that trained it: {' · '.join(loops)}" if loops else ""
+        return f"Library code used: {' · '.join(links)}{trained}\n{{ .sdpa-uses }}"
 
     def index_markdown(self) -> str:
         """The Code section's first page: the modules, then the package's own ``__init__.py``."""
@@ -240,6 +292,7 @@ def add_pages(files, config, library: Library) -> bool:
     title = next(iter(section))
     section[title] = [SECTION] + [{module.name: page} for page, module in pages.items() if page != SECTION]
     return True
+
 
 def link_uses(markdown: str, page: str, library: Library, bases: list[Path]) -> str:
     """Under each executed fence of ``markdown`` (page ``page``), the line of library links."""

@@ -9,7 +9,7 @@ such figure on a page, this step
   ``figures/<name>.csv`` beside the page, byte for byte the same on every build;
 * replaces the data block by links to both, at the end of the caption;
 * writes ``d_k`` as ``dₖ`` in the caption and the text alternative (``sitebuild/readable.py``),
-  and in the caption of an explorable figure (``sdpa.figures.explorable``);
+  and in the caption of an explorable figure (``sdpa.explorable``);
 * makes the inline SVG follow the page: text, axes and ticks take the page's text colour
   (``currentColor``), each palette colour becomes ``var(--sdpa-cN, colour)`` so that
   ``docs/assets/site.css`` can give the light scheme darker shades, every id is prefixed
@@ -27,10 +27,11 @@ The drawings stand aside while the search plugin reads the page (``sitebuild/sea
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 from pathlib import Path
 
-from sdpa.style import DATA_CLASS, EXPLORABLE_CLASS, FIGURE_CLASS, FIGURE_ID_PREFIX, INK, PALETTE
+from sdpa.style import DATA_CLASS, EXPLORABLE_CLASS, FIGURE_CLASS, FIGURE_ID_PREFIX
 from sitebuild import markup
 from sitebuild.readable import readable
 
@@ -39,7 +40,6 @@ FIGURE = re.compile(
     rf'{re.escape(_OPEN)} id="{re.escape(FIGURE_ID_PREFIX)}(?P<name>[a-z0-9-]+)">(?P<body>.*?)</figure>', re.S)
 # Attributes in any order: the notebook page's HTML passes through an HTML parser that sorts them.
 DATA = re.compile(rf'\s*<script\b[^>]*\bclass="{re.escape(DATA_CLASS)}"[^>]*>\n(?P<csv>.*?)</script>', re.S)
-SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 EXPLORABLE_CAPTION = re.compile(
     rf'(<figure class="{re.escape(EXPLORABLE_CLASS)}"[^>]*>.*?)(<figcaption>.*?</figcaption>)', re.S)
 FOLDER = "figures"
@@ -50,7 +50,16 @@ def on_page_content(html: str, page, config, files) -> str:
     if _OPEN not in html:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER
-    return _replace(html, _figures(html), lambda start, end, name, body: _figure(name, body, html[start:end], folder))
+    colours = _colours()
+    return markup.replace_spans(html, _figures(html),
+                                lambda start, end, name, body: _figure(name, body, html[start:end], folder, colours))
+
+
+def _colours() -> tuple[str, tuple[str, ...]]:
+    """The ink and the palette, as ``sdpa.style`` says now: under ``mkdocs serve`` an edit
+    of the module is imported again at the next rebuild, and its colours are the ones used."""
+    style = importlib.import_module("sdpa.style")
+    return style.INK, tuple(style.PALETTE)
 
 
 # What FIGURE.finditer finds on a page, found with str.find: the regex's lazy ``.*?``
@@ -74,17 +83,8 @@ def _figures(html: str):
         start = html.find(_FIGURE_OPEN, end + len("</figure>"))
 
 
-def _replace(html: str, spans, replacement) -> str:
-    """``html`` with each span (start, end, ...) replaced by ``replacement(*span)``."""
-    pieces, position = [], 0
-    for span in spans:
-        pieces += [html[position:span[0]], replacement(*span)]
-        position = span[1]
-    return "".join(pieces) + html[position:] if pieces else html
-
-
-def _figure(name: str, body: str, whole: str, folder: Path) -> str:
-    made = _made(name, body)
+def _figure(name: str, body: str, whole: str, folder: Path, colours: tuple) -> str:
+    made = _made(name, body, colours)
     if made is None:
         return whole  # not made by sdpa.Figure: leave it as it is
     html, svg, csv = made
@@ -95,16 +95,16 @@ def _figure(name: str, body: str, whole: str, folder: Path) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _made(name: str, body: str) -> tuple[str, str, str] | None:
+def _made(name: str, body: str, colours: tuple) -> tuple[str, str, str] | None:
     """The figure ``name`` as the page shows it, its SVG download and its CSV; None when
-    ``body`` was not made by ``sdpa.Figure``. A pure function of the figure's HTML, so
-    ``mkdocs serve`` reuses it on every rebuild where the figure did not change (a clean
-    build themes each figure once)."""
+    ``body`` was not made by ``sdpa.Figure``. A pure function of the figure's HTML and the
+    ``colours`` (:func:`_colours`), so ``mkdocs serve`` reuses it on every rebuild where
+    neither changed (a clean build themes each figure once)."""
     data = DATA.search(body)
-    svgs = SVG.findall(body)
-    if data is None or not svgs:
+    spans = markup.svg_spans(body)
+    if data is None or not spans:
         return None
-    drawings = [markup.parse(svg) for svg in svgs]
+    drawings = [markup.parse(body[start:end]) for start, end in spans]
     for drawing in drawings:
         for title in drawing.iter("title"):
             title.text = readable(title.text or "")
@@ -116,8 +116,8 @@ def _made(name: str, body: str) -> tuple[str, str, str] | None:
              f'figure (SVG)</a> · <a href="{FOLDER}/{name}.csv" download>data (CSV)</a></span>')
     body = body.replace("</figcaption>", links + "</figcaption>", 1)
     # The first SVG is the wide layout, a second one the stacked copy for phones.
-    inline = iter(_themed(drawing, f"{name}-narrow" if i else name) for i, drawing in enumerate(drawings))
-    body = SVG.sub(lambda _: next(inline), body)
+    inline = iter(_themed(drawing, f"{name}-narrow" if i else name, colours) for i, drawing in enumerate(drawings))
+    body = markup.replace_spans(body, markup.svg_spans(body), lambda start, end: next(inline))
     return f'{_OPEN} id="{FIGURE_ID_PREFIX}{name}">{body}</figure>', download, data.group("csv")
 
 
@@ -151,11 +151,10 @@ def _compact(svg: markup.Element) -> None:
 
 def themed(svg: str, prefix: str) -> str:
     """An SVG as matplotlib wrote it (under ``sdpa.figures.STYLE``), made to follow the page."""
-    return _themed(markup.parse(svg), prefix)
+    return _themed(markup.parse(svg), prefix, _colours())
 
 
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
-_SHADES = {colour.lower(): i for i, colour in enumerate(PALETTE)}
 _FONT = re.compile(r"font-family: [^;]*;? ?")
 _INK_FILL = re.compile(r";? ?fill: currentColor")
 _INDENT = re.compile(r"\n[ \t]+")
@@ -167,17 +166,19 @@ _SIZE = re.compile(r"[\d.]+pt")
 
 
 @functools.lru_cache(maxsize=4096)  # a figure repeats a few styles thousands of times
-def _style(style: str, text: bool) -> str:
+def _style(style: str, text: bool, colours: tuple) -> str:
     """A style attribute in the page's colours: the ink is ``currentColor``, each palette
     colour ``var(--sdpa-cN, colour)``; a text's style leaves its font and its colour to
     site.css (the page's text colour) unless it has a colour of its own."""
-    style = _COLOUR.sub(_shade, style.replace(INK, "currentColor"))
+    ink, palette = colours
+    shades = {colour.lower(): i for i, colour in enumerate(palette)}
+
+    def shade(colour: re.Match) -> str:
+        i = shades.get(colour.group(0).lower())
+        return colour.group(0) if i is None else f"var(--sdpa-c{i}, {colour.group(0)})"
+
+    style = _COLOUR.sub(shade, style.replace(ink, "currentColor"))
     return _INK_FILL.sub("", _FONT.sub("", style, count=1), count=1) if text else style
-
-
-def _shade(colour: re.Match) -> str:
-    i = _SHADES.get(colour.group(0).lower())
-    return colour.group(0) if i is None else f"var(--sdpa-c{i}, {colour.group(0)})"
 
 
 @functools.lru_cache(maxsize=256)
@@ -185,8 +186,10 @@ def _unindented(text: str) -> str:
     return _INDENT.sub("\n", text)
 
 
-def _themed(svg: markup.Element, prefix: str) -> str:
-    """``svg`` made to follow the page, written out (the tree is changed)."""
+def _themed(svg: markup.Element, prefix: str, colours: tuple) -> str:
+    """``svg`` made to follow the page in ``colours`` (ink, palette), written out (the tree
+    is changed)."""
+    ink = colours[0]
     for parent in [element for element in svg.iter() if element.find("style") is not None]:
         for style in parent.findall("style"):
             markup.remove(parent, style)  # site.css has it
@@ -201,9 +204,9 @@ def _themed(svg: markup.Element, prefix: str) -> str:
         changed = {}
         for name, value in attrib.items():
             if name == "style":
-                new = _style(value, element.tag == "text")
+                new = _style(value, element.tag == "text", colours)
             else:
-                new = value.replace(INK, "currentColor") if INK in value else value
+                new = value.replace(ink, "currentColor") if ink in value else value
             # References, prefixed with the figure's name so that figures never clash on a page.
             if "url(#" in new:
                 referenced.update(_URL.findall(new))

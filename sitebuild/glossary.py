@@ -29,6 +29,8 @@ from markdown import Extension
 from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
+from sitebuild import markdown_extension
+
 DEFINITION = re.compile(r"^\*\[(?P<term>[^\]]+)\]:[ ]*(?P<text>.+)$")
 MARKER = "<!-- glossary -->"
 _PLURAL = re.compile(r"^[a-z][a-z -]*[a-rt-z]$")  # lower-case words not ending in s
@@ -110,11 +112,4 @@ class GlossaryExtension(Extension):
         md.treeprocessors.register(_PlainHeadingsAndLinks(md), "sdpa_glossary_terms", 6)
 
 
-def makeExtension(**kwargs) -> GlossaryExtension:  # noqa: N802 (Python-Markdown's entry point)
-    return GlossaryExtension(**kwargs)
-
-
-def on_config(config):
-    if not any(isinstance(extension, GlossaryExtension) for extension in config.markdown_extensions):
-        config.markdown_extensions.append(GlossaryExtension())
-    return config
+makeExtension, on_config = markdown_extension(GlossaryExtension)  # Python-Markdown's entry point, and the hook

@@ -11,11 +11,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
+
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # MkDocs loads this file by path; the package sits beside it
     sys.path.insert(0, str(REPO))
 
-from sitebuild import code_pages, markup, notebook, report, serve  # noqa: E402
+from sitebuild import code_pages, keep, markup, notebook, report, serve  # noqa: E402
 from sitebuild.fences import FenceCheckExtension  # noqa: E402
 from sitebuild.math import MathMLExtension  # noqa: E402
 from sitebuild.runner import SnippetRunner  # noqa: E402
@@ -34,14 +36,14 @@ def on_startup(command: str, dirty: bool) -> None:
 
 def on_config(config):
     global _runner
-    _runner = SnippetRunner(config, _command)
+    _runner = SnippetRunner(config, _command, keep.page_job())  # under SDPA_KEEP_RUNS, kept for the tests
     config.markdown_extensions += [FenceCheckExtension(base_path=[str(b) for b in _runner.bases]),
                                    MathMLExtension()]
     notebook.use_ipc_kernel()
     if config.plugins.get("mkdocs-jupyter") is not None:
         notebook.time_conversions()
     if _runner.cached:
-        notebook.use_snippet_cache(config, _runner.bases, _runner.key_memo)
+        notebook.use_snippet_cache(config, _runner.bases)
     return config
 
 
@@ -77,13 +79,35 @@ def on_pre_page(page, config, files):
 def on_page_content(html: str, page, config, files) -> str:
     _runner.report_failures()
     if page.file.src_uri in _runner.profiles:  # say which size of experiments made the page
-        html += report.profile_note(_runner.profiles[page.file.src_uri], page.file.src_uri)
+        html = _with_profile(html, _runner.profiles[page.file.src_uri], page, config, files)
     # MkDocs collects a page's ids before Markdown postprocessors add theirs (the numbered
     # equations of sitebuild/math.py): give it every id of the finished page, so that links
     # to them are checked, not reported as broken.
     if page.present_anchor_ids is not None:
         page.present_anchor_ids.update(markup.ids(html))
     return html
+
+
+#: ``extra: full_build_decides:`` in mkdocs.yml names the page (and anchor) that says what
+#: the full build decides; a quick-built page links there from its top.
+DECIDES = "full_build_decides"
+REPORT = "build-report.md"
+
+
+def _with_profile(html: str, profile: str, page, config, files) -> str:
+    """The page's HTML with its profile named (:func:`sitebuild.report.profile_note`): a
+    quick-built page's line goes under its title."""
+    def url(target: str) -> str:
+        path, _, anchor = target.partition("#")
+        found = files.get_file_from_path(path)
+        if found is None:
+            raise PluginError(f"mkdocs.yml's extra.{DECIDES} names {path}, which is no page of the site")
+        return found.url_relative_to(page.file) + (f"#{anchor}" if anchor else "")
+
+    top, end = report.profile_note(profile, url(REPORT), url(config.extra.get(DECIDES, REPORT)))
+    title = html.find("</h1>")
+    at = 0 if title < 0 else title + len("</h1>")
+    return f"{html[:at]}\n{top}{html[at:].lstrip(chr(10))}{end}" if top else html + end
 
 
 def on_post_page(output: str, page, config) -> str:

@@ -26,7 +26,6 @@ from pymdownx.superfences import SuperFencesException
 PYTHON = ("python", "py")
 
 
-
 class FenceError(SuperFencesException, PluginError):
     """A fence that cannot run as written (superfences lets only this kind through)."""
 

@@ -1,4 +1,8 @@
-"""SVG and MathML edited as trees: read into ElementTree elements, written back as their makers write them.
+"""SVG and MathML found in a page and edited as trees, written back as their makers write them.
+
+:func:`svg_spans` finds each inline ``<svg>`` of a page's HTML (for ``sitebuild/figures.py``,
+which themes them, and ``sitebuild/search.py``, which sets them aside) and
+:func:`replace_spans` puts new text in their places.
 
 The build rewrites markup that other programs made: matplotlib's SVG
 (``sitebuild/figures.py``) and math-core's MathML (``sitebuild/math.py``). :func:`parse`
@@ -171,6 +175,30 @@ def _append(parent: Element, children: list[Element], text: str) -> None:
         children[-1].tail = (children[-1].tail or "") + text
     else:
         parent.text = (parent.text or "") + text
+
+
+def svg_spans(html: str) -> list[tuple[int, int]]:
+    """(start, end) of each ``<svg>`` element of ``html``, in order (an SVG never nests one:
+    matplotlib writes none inside another)."""
+    spans = []
+    start = html.find("<svg")
+    while start >= 0:
+        end = html.find("</svg>", start)
+        if end < 0:
+            break
+        spans.append((start, end + len("</svg>")))
+        start = html.find("<svg", end)
+    return spans
+
+
+def replace_spans(html: str, spans, replacement: Callable[..., str]) -> str:
+    """``html`` with each span ``(start, end, ...)`` (in order, apart) replaced by
+    ``replacement(*span)``."""
+    pieces, position = [], 0
+    for span in spans:
+        pieces += [html[position:span[0]], replacement(*span)]
+        position = span[1]
+    return "".join(pieces) + html[position:] if pieces else html
 
 
 def ids(html: str) -> list[str]:

@@ -1,8 +1,8 @@
 """The lab notebook (``docs/lab.py``, a Jupytext script that mkdocs-jupyter executes).
 
 * Under the snippet cache, mkdocs-jupyter caches the executed notebook in a folder named
-  after the cache key of its code (its source and every ``snippets/`` module it imports):
-  the plugin's own cache is keyed on the notebook file alone and would miss library edits.
+  after the cache key of its code (its source and the library, as for a snippet): the
+  plugin's own cache is keyed on the notebook file alone and would miss library edits.
 * Jupytext gives cells random ids on every read; :func:`number_cells` numbers them in
   order in the page, so two builds stay byte-identical.
 * :func:`use_ipc_kernel` has mkdocs-jupyter talk to the notebook's kernel over local IPC
@@ -14,9 +14,9 @@
   arguments, ahead of the pages (:func:`plan`, :func:`run_ahead`). Anything else (no
   worker, other arguments, a failing cell) converts here, as mkdocs-jupyter would.
 * :func:`write_downloads` puts the notebook beside its page as ``.ipynb`` for readers,
-  with a first cell that writes the library modules it imports (their text read from
-  ``snippets/`` as the site builds) into ``snippets/sdpa/`` next to it: the download runs
-  in an empty folder with only ``pip install torch matplotlib``.
+  with a first cell that writes the library (its text read from ``snippets/`` as the site
+  builds) into ``snippets/sdpa/`` next to it: the download runs in an empty folder with
+  only ``pip install torch matplotlib``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
+from sdpa import env
 from sitebuild import cache
 
 CELL_ID = re.compile(r"cell-id=([0-9a-f]{8}(?:-[0-9a-f-]+)?)")
@@ -42,24 +43,27 @@ def _notebook_scripts(config) -> list[Path]:
     return sorted(path for path in found if path.suffix == ".py")
 
 
+#: The packages that execute a notebook and write its page (their versions are in its cache key).
+CONVERTING = ("mkdocs-jupyter", "nbconvert", "nbclient", "ipykernel", "jupytext")
 JUPYTER_CONFIG = Path(__file__).with_name("jupyter")  # jupyter_nbconvert_config.json
 
 
 def use_ipc_kernel() -> None:
     """Add ``sitebuild/jupyter/`` to Jupyter's config path: its nbconvert config (which
     mkdocs-jupyter loads) sets ``KernelManager.transport = "ipc"``."""
-    paths = [p for p in os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep) if p]
-    if str(JUPYTER_CONFIG) not in paths:
-        os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join([str(JUPYTER_CONFIG), *paths])
+    env.prepend_path("JUPYTER_CONFIG_PATH", str(JUPYTER_CONFIG))
 
 
-def use_snippet_cache(config, bases: list[Path], memo: dict | None = None) -> None:
-    """Let mkdocs-jupyter cache executed notebooks, keyed on their code and the library's."""
+def use_snippet_cache(config, bases: list[Path]) -> None:
+    """Let mkdocs-jupyter cache executed notebooks, keyed on their code, the library and
+    the plugin's settings, as a snippet is (:func:`sitebuild.cache.snippet_key`)."""
     plugin = config.plugins.get("mkdocs-jupyter")
     if plugin is None:
         return
     sources = "".join(path.read_text() for path in _notebook_scripts(config))
-    key = cache.snippet_key(sources, {}, bases, cache.device(), memo)
+    settings = {name: value for name, value in plugin.config.items() if name not in ("cache", "cache_dir")}
+    key = cache.snippet_key(sources, settings, cache.library_digest(bases), cache.device(),
+                            repr(cache.versions(CONVERTING)))
     plugin.config["cache"] = True
     plugin.config["cache_dir"] = str(cache.CACHE_DIR.parent / "notebooks" / key[:16])
 
@@ -84,10 +88,10 @@ if not any((folder / "mkdocs.yml").is_file() for folder in (Path.cwd(), Path.cwd
 """
 
 
-def library_cell(source: str, bases: list[Path]) -> str:
-    """A code cell writing every ``snippets/`` module that ``source`` imports (transitively)."""
+def library_cell(bases: list[Path]) -> str:
+    """A code cell writing the whole library package (``snippets/sdpa/``)."""
     files = {}
-    for path in cache.imported_files(source, bases):
+    for path in cache.library_files(bases):
         base = next(base for base in bases if path.is_relative_to(base))
         files[f"{base.name}/{path.relative_to(base).as_posix()}"] = path.read_text()
     entries = "".join(f"\n    {name!r}: {text!r}," for name, text in sorted(files.items()))
@@ -101,7 +105,7 @@ def download(path: Path, bases: list[Path]):
     import nbformat
 
     notebook = jupytext.read(path)
-    cell = nbformat.v4.new_code_cell(library_cell(path.read_text(), bases))
+    cell = nbformat.v4.new_code_cell(library_cell(bases))
     cell.metadata["jupyter"] = {"source_hidden": True}  # JupyterLab shows it folded
     notebook.cells.insert(0, cell)
     for number, cell in enumerate(notebook.cells, start=1):

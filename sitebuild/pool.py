@@ -25,15 +25,20 @@ build, so the site is byte for byte the same.
 from __future__ import annotations
 
 import ast
+import ctypes
 import json
 import multiprocessing
 import os
+import select
+import signal
 import sys
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable
 
 from sdpa import env
+
 #: Imported once by the forkserver, so that each worker starts without paying for them.
 PRELOAD = ["numpy", "torch", "matplotlib"]
 
@@ -55,24 +60,59 @@ def preload(sources: Iterable[str]) -> list[str]:
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 imported.add(node.module.partition(".")[0])
     return list(PRELOAD) if "sdpa" in imported else [name for name in PRELOAD if name in imported]
+
+
 SCHEDULE = Path(".cache") / "schedule.json"
 
 
 def workers() -> int:
     """``SDPA_JOBS``, or the number of CPU cores this process may run on."""
-    setting = os.environ.get(env.JOBS, "").strip()
-    if setting:
-        return max(1, int(setting))
+    if env.jobs():
+        return env.jobs()
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
 
 
-def _enter(environment: dict[str, str]) -> None:
-    """A worker's first act: take the environment of the process that started the pool."""
-    os.environ.clear()
-    os.environ.update(environment)
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process (SIGKILL) as soon as its parent, ``parent`` (its
+    pid before the fork), ends, however it ends: Linux's ``PR_SET_PDEATHSIG``, a no-op
+    elsewhere. The test session starts every process with it (``tests/harness.py``)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux
+        return
+    if os.getppid() != parent:  # it ended before this process could ask
+        os._exit(1)
+
+
+def die_with(owner: int) -> None:
+    """End this process as soon as the process ``owner`` ends: a worker's owner is the
+    process that made the pool, not its parent (the forkserver, which lives until its last
+    worker ends). A thread waits on the owner's pidfd (Linux 5.3 or later; elsewhere this
+    does nothing), so a build or a test session that is killed leaves no worker behind."""
+    try:
+        pidfd = os.pidfd_open(owner)
+    except ProcessLookupError:  # it has ended already
+        os._exit(1)
+    except (AttributeError, OSError):
+        return
+
+    def wait() -> None:
+        select.select([pidfd], [], [])
+        os._exit(1)
+
+    threading.Thread(target=wait, name=f"ends with {owner}", daemon=True).start()
+
+
+def _enter(environment: dict[str, str], owner: int) -> None:
+    """A worker's first act: end with the process that made the pool, and take its environment."""
+    die_with(owner)
+    env.replace(environment)
 
 
 class Pool:
@@ -87,7 +127,7 @@ class Pool:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(modules)
         self._executor = ProcessPoolExecutor(size, mp_context=context, initializer=_enter,
-                                             initargs=(dict(os.environ),))
+                                             initargs=(env.environment(), os.getpid()))
 
     def submit(self, function: Callable, *args) -> Future:
         return self._executor.submit(function, *args)

@@ -24,6 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from sdpa import env
 from sitebuild.fences import executed_fences
 
 REPO = Path(__file__).resolve().parents[1]
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.snippet}: not a file under snippets/")
     name = snippet.relative_to(SNIPPETS).as_posix()
     out = args.out.resolve()
-    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+    env.export(NO_MKDOCS_2_WARNING="1")
     logging.basicConfig(format="%(levelname)-8s-  %(message)s", level=logging.WARNING)
     cwd, source = Path.cwd(), including_page(name)
     os.chdir(REPO)  # mkdocs.yml's paths (hooks, snippet folders) are relative to the repository

@@ -18,6 +18,8 @@ import xml.etree.ElementTree as etree
 from markdown import Extension
 from markdown.treeprocessors import Treeprocessor
 
+from sitebuild import markdown_extension
+
 _SUBSCRIPTS = dict(zip("aehijklmnoprstuvx", "ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 _NAME = re.compile(r"\b([A-Za-z])_([aehijklmnoprstuvx])\b")
 
@@ -61,14 +63,7 @@ class ReadableExtension(Extension):
         md.treeprocessors.register(_ReadableHeadings(md), "sdpa_readable_headings", 4)
 
 
-def makeExtension(**kwargs) -> ReadableExtension:  # noqa: N802 (Python-Markdown's entry point)
-    return ReadableExtension(**kwargs)
-
-
-def on_config(config):
-    if not any(isinstance(extension, ReadableExtension) for extension in config.markdown_extensions):
-        config.markdown_extensions.append(ReadableExtension())
-    return config
+makeExtension, on_config = markdown_extension(ReadableExtension)  # Python-Markdown's entry point, and the hook
 
 
 def on_page_content(html: str, page, config, files) -> str:

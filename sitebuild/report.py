@@ -56,16 +56,17 @@ class BuildReport:
         Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))
 
 
-def profile_note(profile: str, page: str) -> str:
-    """The line closing a page whose snippets ran: which profile sized its experiments.
-
-    ``page`` is the page's source path (``docs/``-relative), for the link to the report.
-    """
-    depth = page.count("/") + (0 if page in ("index.md", "index.py") or page.endswith("/index.md") else 1)
-    report_url = "../" * depth + "build-report/"
-    sizes = ("the quick profile, the experiment sizes for a CPU build; a verdict marked "
-             "<em>full profile</em> is established only by the full build, which the "
-             "published site uses" if profile == "quick" else
-             "the full profile, the experiment sizes the published site is built with")
-    return (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the '
-            f'site was built, with {sizes} (<a href="{report_url}">build report</a>).</p>\n')
+def profile_note(profile: str, report_url: str, decides_url: str) -> tuple[str, str]:
+    """Where a page whose snippets ran names the profile that sized its experiments:
+    ``(top, end)``, HTML for the page's top and for its end. A quick-built page says so at
+    its top, in one line, linking to what the full build decides (``decides_url``); a
+    full-built page closes with a line that names its profile (``report_url``: the build
+    report)."""
+    if profile == "quick":
+        return (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong> (experiments '
+                f'sized for a CPU): a verdict marked <em>full profile</em> is decided by the full build, '
+                f'which the published site uses (<a href="{decides_url}">what the full build decides</a>).'
+                '</p>\n', "")
+    return "", (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the site '
+                f'was built, with the full profile, the experiment sizes the published site is built with '
+                f'(<a href="{report_url}">build report</a>).</p>\n')

@@ -31,9 +31,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
+from typing import Callable
 
 from sdpa import env
-from sitebuild import cache, errors, keep, markdown_exec_adapter, notebook, pool
+from sitebuild import cache, errors, markdown_exec_adapter, notebook, pool
 from sitebuild.errors import SnippetFailure
 from sitebuild.fences import executed_fences
 from sitebuild.report import BuildReport
@@ -107,11 +108,7 @@ def run(code: str, filename: str, namespace: dict | None = None) -> Outcome:
 
 
 def run_page(fences: list[tuple[str, str]]) -> list[Outcome]:
-    """A worker's job: the ``(filename, code)`` fences of one page, in order; under
-    ``SDPA_KEEP_RUNS`` each snippet's data is kept for the tests (:mod:`sitebuild.keep`)."""
-    folder = os.environ.get(env.KEEP_RUNS)
-    if folder:
-        return keep.run_and_keep(fences, folder, run)
+    """A worker's job: the ``(filename, code)`` fences of one page, in order."""
     return [run(code, filename) for filename, code in fences]
 
 
@@ -181,11 +178,15 @@ class PageJob:
 class SnippetRunner:
     """The executed fences of one build."""
 
-    def __init__(self, config, command: str):
+    def __init__(self, config, command: str, page_job: Callable = run_page):
+        """``page_job``: what a worker runs for each page (:func:`run_page`, or a function
+        that also keeps the runs for the tests: :func:`sitebuild.keep.page_job`)."""
         self.command = command
+        self.page_job = page_job
         self.bases = snippet_bases(config)
+        self.config = config
         self.cached = cache.enabled(command)
-        self.key_memo: dict = {}  # this build's module lookups for the cache keys
+        self._keyed: tuple[str, str, str] | None = None  # this build's (library, rendering, device) for the keys
         self.page = ""
         self.failures: list[SnippetFailure] = []
         self.report = BuildReport()
@@ -234,7 +235,7 @@ class SnippetRunner:
             if page in notebooks:
                 notebook.run_ahead(notebooks[page], self.pool.submit(notebook.to_html, *notebooks[page]))
             else:
-                self.jobs[page] = PageJob(pages[page], self.pool.submit(run_page, pages[page]))
+                self.jobs[page] = PageJob(pages[page], self.pool.submit(self.page_job, pages[page]))
         for page, host in hosted.items():
             self.jobs[page] = self.jobs[host]
 
@@ -252,7 +253,10 @@ class SnippetRunner:
         (``{"printed": filename}``); the workers' plan can only know the second."""
         if not self.cached:
             return None
-        return cache.snippet_key(code, options, self.bases, cache.device(), self.key_memo)
+        if self._keyed is None:  # once per build, at its first key: the config is complete by then
+            self._keyed = cache.library_digest(self.bases), cache.rendering(self.config), cache.device()
+        library, rendered, device = self._keyed
+        return cache.snippet_key(code, options, library, device, rendered)
 
     # ---- each fence, as its page renders ----------------------------------------------
 

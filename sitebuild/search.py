@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from sitebuild import markup
+
 #: Where a snippet's source starts: the tab markdown-exec writes behind the output
 #: (``source="tabbed-right"``), holding the fence's title (the file) and the highlighted code.
 SOURCE_TAB = '<div class="tabbed-block">\n<div class="highlight"><span class="filename">'
@@ -53,14 +55,7 @@ def _spans(html: str) -> list[tuple[int, int, str]]:
     source (the ``<pre>`` of a source tab) and the line numbers of a highlighted block (none
     in the index), and of the highlighted code of a Code page (its text in the index), in
     order, found with ``str.find``."""
-    spans = []
-    start = html.find("<svg")
-    while start >= 0:
-        end = html.find("</svg>", start)
-        if end < 0:
-            break
-        spans.append((start, end + len("</svg>"), ""))
-        start = html.find("<svg", end)
+    spans = [(start, end, "") for start, end in markup.svg_spans(html)]
     spans += [(start, end, "") for start, end in _between(html, SOURCE_TAB, "<pre>", "</pre>")]
     spans += [(start, end, "") for start, end in _between(html, LINE_NUMBERS, "<pre>", "</pre>")]
     spans += [(start, end, "<code>" + TAG.sub("", html[start:end]) + "</code>")

@@ -37,6 +37,7 @@ from __future__ import annotations
 import collections
 import functools
 import hashlib
+import inspect
 from pathlib import Path
 
 _installed = False
@@ -104,11 +105,12 @@ def remember_highlighting() -> None:
     from pymdownx.highlight import Highlight
 
     original = Highlight.highlight
+    signature = inspect.signature(original)
     remembered: dict[str, str] = {}
 
     @functools.wraps(original)
     def highlight(self, src, language, *args, **kwargs):
-        if (args[9] if len(args) > 9 else kwargs.get("title")):  # a title goes into the HTML stash: not pure
+        if signature.bind(self, src, language, *args, **kwargs).arguments.get("title"):  # into the stash: not pure
             return original(self, src, language, *args, **kwargs)
         settings = sorted((k, repr(v)) for k, v in vars(self).items() if k != "md")
         key = _digest(settings, src, language, args, sorted(kwargs.items()))

@@ -31,7 +31,9 @@ import xml.etree.ElementTree as etree
 from markdown import Extension
 from markdown.blockprocessors import BlockProcessor
 
+from sitebuild import markdown_extension
 from sitebuild.markup import ids as _ids
+
 
 #: A block that opens with one block-level element and closes it on its last line.
 _HTML_BLOCK = re.compile(r"\A<(?P<tag>[a-z][a-z0-9]*)\b[^>]*>.*</(?P=tag)>\s*\Z", re.S)
@@ -59,14 +61,7 @@ class HtmlBlocks(Extension):
         md.parser.blockprocessors.register(_HtmlBlockProcessor(md.parser), "sdpa_html_block", 72)
 
 
-def makeExtension(**kwargs) -> HtmlBlocks:  # noqa: N802 (Python-Markdown's entry point)
-    return HtmlBlocks(**kwargs)
-
-
-def on_config(config):
-    if not any(isinstance(extension, HtmlBlocks) for extension in config.markdown_extensions):
-        config.markdown_extensions.append(HtmlBlocks())
-    return config
+makeExtension, on_config = markdown_extension(HtmlBlocks)  # Python-Markdown's entry point, and the hook
 
 
 # ---- the notebook page ------------------------------------------------------------------

@@ -45,7 +45,7 @@ SCHEMES = ("light", "dark")
 
 def chromium_path() -> str | None:
     """The system Chromium, or None when it is absent. ``SDPA_CHROMIUM`` names another binary."""
-    chosen = os.environ.get(env.CHROMIUM)
+    chosen = env.chromium()
     for candidate in (chosen,) if chosen else ("/usr/bin/chromium", shutil.which("chromium")):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return candidate
@@ -55,7 +55,7 @@ def chromium_path() -> str | None:
 def unavailable(reason: str):
     """Skip a test that needs a browser (or a checker) the machine lacks; under CI (``CI``
     set) fail instead, so CI never skips it."""
-    if os.environ.get("CI"):
+    if env.ci():
         pytest.fail(f"{reason} (CI is set: this check must run, not skip)", pytrace=False)
     pytest.skip(reason)
 

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from sdpa.stats import Interval, paired, t_cdf, t_interval, t_quantile  # noqa: F401  (the statistics)
+
 #: The JUnit property under which every claim is recorded (its value is JSON).
 PROPERTY = "claim"
 #: The two sides of a threshold a statistic can be required to lie on.
@@ -42,76 +44,9 @@ ABOVE, BELOW = "above", "below"
 # ------------------------------------------------------------------------- statistics
 
 
-def t_cdf(t: float, df: int) -> float:
-    """P(T <= t) for Student's t with ``df`` (a positive integer) degrees of freedom: the
-    closed form in theta = atan(t / sqrt(df)) (Abramowitz and Stegun 26.7.3-4)."""
-    if df < 1 or int(df) != df:
-        raise ValueError(f"degrees of freedom must be a positive integer, not {df!r}")
-    theta = math.atan(abs(t) / math.sqrt(df))
-    c2, s = math.cos(theta) ** 2, math.sin(theta)
-    if df % 2:  # odd: (2/pi)(theta + sin cos (1 + 2/3 cos^2 + 2.4/3.5 cos^4 + ...))
-        term, total = 1.0, 1.0 if df > 1 else 0.0
-        for k in range(1, (df - 1) // 2):
-            term *= c2 * (2 * k) / (2 * k + 1)
-            total += term
-        inside = 2 / math.pi * (theta + s * math.cos(theta) * total)
-    else:  # even: sin (1 + 1/2 cos^2 + 1.3/2.4 cos^4 + ...)
-        term, total = 1.0, 1.0
-        for k in range(1, df // 2):
-            term *= c2 * (2 * k - 1) / (2 * k)
-            total += term
-        inside = s * total
-    return 0.5 + math.copysign(inside, t) / 2
-
-
-def t_quantile(p: float, df: int) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (bisection on the
-    exact CDF, to about 1e-12)."""
-    if not 0 < p < 1:
-        raise ValueError(f"p must lie in (0, 1), not {p!r}")
-    if p < 0.5:
-        return -t_quantile(1 - p, df)
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return (lo + hi) / 2
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A mean with its two-sided t interval (``confidence``) over ``n`` values."""
-
-    mean: float
-    low: float
-    high: float
-    se: float
-    n: int
-    confidence: float
-
-
-def t_interval(values: Sequence[float], confidence: float = 0.95) -> Interval:
-    """The two-sided t interval of the mean of ``values`` (at least two of them)."""
-    values = [float(v) for v in values]
-    n = len(values)
-    if n < 2:
-        raise ValueError("a t interval needs at least two values")
-    mean = sum(values) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    se = sd / math.sqrt(n)
-    half = t_quantile(0.5 + confidence / 2, n - 1) * se
-    return Interval(mean, mean - half, mean + half, se, n, confidence)
-
-
 def paired_t(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> Interval:
     """The t interval of the mean of a - b, the two arms run on the same seeds (paired)."""
-    if len(a) != len(b):
-        raise ValueError(f"paired arms need as many values: {len(a)} and {len(b)}")
-    return t_interval([float(x) - float(y) for x, y in zip(a, b)], confidence)
+    return paired(a, b, confidence=confidence)
 
 
 # ---------------------------------------------------------------------------- the fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import socket
@@ -65,7 +64,7 @@ def test_the_site_builds_offline_every_snippet_in_a_worker_printing_only_info_li
     """The session's build (``conftest.SessionBuild``): a clean build in a fresh process,
     its snippets and notebook in two worker processes, with the network cut where the OS
     allows it. It prints only MkDocs' INFO lines."""
-    if not parallel_site.offline and os.environ.get("CI"):
+    if not parallel_site.offline and env.ci():
         pytest.fail("CI must be able to cut the network (unshare -rn) for this test")
     assert parallel_site.returncode == 0, parallel_site.output
     alarming = [line for line in parallel_site.output.splitlines() if not line.startswith("INFO")]
@@ -382,3 +381,24 @@ def test_the_workers_preload_the_heavy_modules_the_snippets_import():
     assert pool.preload(site) == pool.PRELOAD == ["numpy", "torch", "matplotlib"]
     assert pool.preload([BROKEN_SNIPPET, 'print("fine")']) == []
     assert pool.preload(["import numpy as np\nfrom matplotlib.figure import Figure\n"]) == ["numpy", "matplotlib"]
+
+
+def test_a_quick_built_page_says_so_under_its_title(built_site):
+    """A page whose snippets ran with the quick profile says so in one line under its
+    title, linking to what the full build decides (``extra.full_build_decides``); a page
+    that runs no snippet says nothing of profiles. A full-built page closes with its line."""
+    from types import SimpleNamespace
+
+    from sitebuild import hooks, report
+
+    path, _, anchor = yaml.safe_load((REPO / "mkdocs.yml").read_text())["extra"]["full_build_decides"].partition("#")
+    href = f"../{path.removesuffix('.md')}/" + (f"#{anchor}" if anchor else "")
+    page = page_html(built_site, "derivation.md")
+    line = re.search(r'</h1>\n(<p class="sdpa-profile">.*?</p>)\n', page)
+    assert line and "quick profile" in line[1] and f'href="{href}"' in line[1] and page.count("sdpa-profile") == 1
+    assert "sdpa-profile" not in page_html(built_site, "glossary.md")
+    top, end = report.profile_note("full", "../build-report/", "../build-report/")
+    assert not top and "full profile" in end
+    files = SimpleNamespace(get_file_from_path=lambda path: None)
+    with pytest.raises(Exception, match="no page of the site"):
+        hooks._with_profile("<h1>T</h1>", "quick", SimpleNamespace(file=None), SimpleNamespace(extra={}), files)

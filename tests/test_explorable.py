@@ -10,6 +10,7 @@ import re
 import pytest
 
 SNIPPET = "derivation/explorable.py"
+pytestmark = pytest.mark.pages("derivation.md")  # the page whose snippet the tests read (tests/harness.py)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from sdpa import runtime, survey
 from sdpa.attention import Scale, jacobian
 from sdpa.recall import Arm
 from sdpa.sizes import sizes
-from sdpa.studies import run_ablation
+from sdpa.ablation import run_ablation
 
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims

@@ -16,7 +16,7 @@ import pytest
 
 import sdpa
 from conftest import REPO
-from sdpa.figures import CSV_COLUMNS
+from sdpa.plotted import CSV_COLUMNS
 from sitebuild import markup
 from sitebuild.figures import themed
 
@@ -100,6 +100,7 @@ def test_the_figure_html_carries_its_data_and_the_build_themes_it():
     assert len(re.findall(r"<g\b[^>]*[^/]>", inline)) == inline.count("</g>") > 0
 
 
+@pytest.mark.pages("derivation.md")
 def test_a_real_figure_csv_holds_its_snippet_numbers(run_snippet):
     run = run_snippet("derivation/gap_ratio.py")
     table = rows(run.namespace["figure"].csv)
@@ -132,6 +133,7 @@ def test_every_figure_links_its_svg_and_csv(built_site):
     assert seen >= 20, f"only {seen} figures found on the built pages"
 
 
+@pytest.mark.pages("derivation.md")
 def test_the_built_csv_is_the_snippets_csv(built_site, run_snippet):
     run = run_snippet("derivation/gap_ratio.py")
     assert (built_site / "derivation" / "figures" / "gap-growth.csv").read_text() == run.namespace["figure"].csv
@@ -149,7 +151,7 @@ def test_the_build_reads_the_figure_format_without_torch_or_matplotlib():
 def test_log_axes_are_labelled_in_plain_text():
     """matplotlib writes a log axis's labels as mathtext (one <tspan> per glyph, the TeX in
     a comment); sdpa.Figure has them written as text: "10⁻²", "2×10⁻¹", "−10³"."""
-    assert [sdpa.figures.plain_text(label) for label in (
+    assert [sdpa.svg.plain_text(label) for label in (
         r"$\mathdefault{10^{-2}}$", r"$\mathdefault{2\times10^{-1}}$", r"$\mathdefault{-10^{3}}$", "0.5", "")] == [
         "10⁻²", "2×10⁻¹", "−10³", "0.5", ""]
     figure = sdpa.Figure("log-labels", caption="Caption.", alt="A log axis.")
@@ -192,3 +194,28 @@ def test_a_drawing_read_as_a_tree_is_written_back_byte_for_byte():
     for svg in svgs:
         svg = svg.replace("&#x27;", "'").replace("&quot;", '"')  # the title, written by html.escape
         assert markup.write(markup.parse(svg)) == svg
+
+
+def test_an_edited_palette_is_the_one_the_build_themes(tmp_path, monkeypatch):
+    """Under ``mkdocs serve``, an edit of ``PALETTE`` in ``sdpa/style.py`` is imported
+    again at the next rebuild (the runner forgets the library's modules), and the figures
+    hook themes the new colour (it once kept the palette it read at its own import)."""
+    import importlib
+    import sys
+    from types import SimpleNamespace
+
+    from sitebuild.figures import on_page_content
+
+    new = "#123456"
+    figure = sdpa.Figure("edited", caption="Caption.", alt="A line in an edited colour.")
+    with figure as ax:
+        ax.plot([0, 1], [0, 1], color=new)
+    page, config = SimpleNamespace(url="page/"), SimpleNamespace(site_dir=str(tmp_path))
+    assert f"var(--sdpa-c0, {new})" not in on_page_content(figure.html, page, config, None)
+    edited = (REPO / "snippets" / "sdpa" / "style.py").read_text().replace(sdpa.PALETTE[0], new, 1)
+    (tmp_path / "sdpa").mkdir()
+    (tmp_path / "sdpa" / "style.py").write_text(edited)
+    monkeypatch.setattr(sdpa, "style", importlib.import_module("sdpa.style"))  # put back after the test
+    monkeypatch.delitem(sys.modules, "sdpa.style")  # what the runner does under serve
+    monkeypatch.setattr(importlib.import_module("sdpa"), "__path__", [str(tmp_path / "sdpa")])
+    assert f"var(--sdpa-c0, {new})" in on_page_content(figure.html, page, config, None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import math
-import os
 import re
 import subprocess
 import sys
@@ -22,8 +21,8 @@ from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectr
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
 from sdpa import gpt
 from sdpa.gpt import GPTSweep, gpt_model, lr_sensitivity, run_gpt
-from sdpa.recall import (Arm, RecallExperiment, _train_together, recall_at_init, recall_model,
-                         run_recall, run_recalls, train_member)
+from sdpa.recall import (Arm, RecallExperiment, recall_at_init, recall_model, run_recall,
+                         run_recalls, train_member, train_recalls)
 from sdpa.models import GPTConfig, RecallBlock, RecallHead, qk_norm_bound
 from sdpa.tasks import text_corpus
 from sdpa.tasks import copy_batch, recall_batches
@@ -127,19 +126,21 @@ def test_unit_and_default_initialisation():
     assert default.abs().max() <= 1 / 16
 
 
-@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
-def test_batched_training_equals_the_loop_and_is_deterministic(monkeypatch, optimizer):
+@pytest.mark.parametrize("optimizer, schedule", [("adam", "constant"), ("sgd", "constant"),
+                                                 ("adam", "cosine")])
+def test_batched_training_equals_the_loop_and_is_deterministic(monkeypatch, optimizer, schedule):
     """Members trained one by one by the plain loop (``sdpa.training.train``, through
-    ``train_member``) match the ensemble of ``run_recall``: the loss at every step, and
-    every weight at the end."""
+    ``train_member``) match :func:`sdpa.training.train_members` in ``run_recall``: the loss
+    at every step, and every weight at the end (a warm-up and cosine schedule too)."""
     monkeypatch.setenv(env.DEVICE, "cpu")
     arms = (Arm(Scale.NONE), Arm(Scale.INV, lr_q=0.5, learn_scale=True),
             Arm(Scale.INV_SQRT, init="default", k_init=2.0))
     experiment = RecallExperiment(d_k=16, d_model=16, n_pairs=4, batch=8, steps=6,
-                                  seeds=(0, 1), lrs=(1e-2, 3e-2), arms=arms, optimizer=optimizer)
-    run, (history,) = _train_together((experiment,))
+                                  seeds=(0, 1), lrs=(1e-2, 3e-2), arms=arms, optimizer=optimizer,
+                                  schedule=schedule, warmup=2)
+    members, (history,) = train_recalls((experiment,))
     assert torch.equal(history.metrics.loss, run_recall.__wrapped__(experiment).metrics.loss)
-    weights = run.ensemble.parameters()  # name -> (members, ...), in experiment.members() order
+    weights = members.parameters()  # name -> (members, ...), in experiment.members() order
     for arm, lr, seed in [(arms[1], 3e-2, 1), (arms[2], 1e-2, 0), (arms[0], 3e-2, 0)]:
         model, losses = train_member(experiment, arm, lr, seed)
         batched = history.arm(arm, lr).loss[:-1, experiment.seeds.index(seed)]  # last: no step
@@ -344,7 +345,7 @@ def test_readme_figure_template_runs(tmp_path):
     script = tmp_path / "template.py"
     script.write_text(code)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(SNIPPETS)}, timeout=120)
+                         env=env.environment({"PYTHONPATH": str(SNIPPETS)}), timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith('<figure class="sdpa-figure" id="fig-qk-spread">')
 
@@ -359,11 +360,14 @@ def test_recall_block_equals_textbook_multi_head_attention():
     pairs = torch.randn(3, n, heads * d_k, generator=g)
     out = block(query, pairs)
     x = block.ln_1(torch.cat([pairs, query.unsqueeze(1)], dim=1))
+    # the query's position attends to the pairs' (not to itself: the task's decoy)
+    mask = torch.tensor([True] * n + [False])
 
     def split(t):  # (batch, heads, tokens, d_k)
         return t.unflatten(-1, (heads, d_k)).transpose(1, 2)
 
     q, k, v = split(block.W_Q(x[:, -1:])), split(block.W_K(x)), split(block.W_V(x))
+    k, v = k[:, :, mask], v[:, :, mask]
     att = (q @ k.transpose(-2, -1)) * d_k**-0.5
     p = torch.softmax(att, dim=-1)
     read = (p @ v).transpose(1, 2).flatten(1)
@@ -394,9 +398,9 @@ def test_experiments_trained_together_equal_their_separate_runs():
         run_recalls((adam, dataclasses.replace(sgd, d_k=16)))
 
 
-def test_memo_keys_on_the_seed_offset_the_device_and_the_profile(monkeypatch):
-    """One memo for every experiment: a run under another seed offset, device or profile
-    is another result, and ``f()`` is ``f(default)``."""
+def test_memo_keys_on_the_seed_offset_the_device_the_profile_and_the_threads(monkeypatch):
+    """One memo for every experiment: a run under another seed offset, device, profile or
+    thread count is another result, and ``f()`` is ``f(default)``."""
     calls = []
 
     @runtime.memo
@@ -404,30 +408,32 @@ def test_memo_keys_on_the_seed_offset_the_device_and_the_profile(monkeypatch):
         calls.append((config, steps, runtime.context()))
         return len(calls)
 
-    for name in (env.SEED_OFFSET, env.DEVICE, env.PROFILE):
+    for name in (env.SEED_OFFSET, env.DEVICE, env.PROFILE, env.THREADS):
         monkeypatch.delenv(name, raising=False)
     assert run("a") == run("a", 3) == run(config="a", steps=3) == 1
+    monkeypatch.setenv(env.THREADS, "2")
+    assert run("a") == 2 and torch.get_num_threads() == 2  # the run pinned its threads
+    monkeypatch.setenv(env.THREADS, "1")
+    assert run("a") == 1 and torch.get_num_threads() == 1
     monkeypatch.setenv(env.SEED_OFFSET, "5")
-    assert run("a") == 2
-    monkeypatch.setenv(env.PROFILE, "full")
     assert run("a") == 3
+    monkeypatch.setenv(env.PROFILE, "full")
+    assert run("a") == 4
     monkeypatch.setenv(env.DEVICE, "cpu")
-    assert run("a") == 3  # the CPU is what torch picked anyway: the same run
+    assert run("a") == 4  # the CPU is what torch picked anyway: the same run
     monkeypatch.setenv(env.PROFILE, "fast")
     with pytest.raises(ValueError, match="quick, full"):
         run("a")
 
 
-def test_the_build_follows_the_lazy_names_to_their_modules():
-    """``import sdpa`` loads ``sdpa.Figure``'s module on first use (``_HOMES``), and the
-    build's import scan follows it there: the serve cache's key of a snippet that uses
-    ``sdpa.Figure`` covers ``sdpa/figures.py``, and the notebook's download carries it."""
-    import sdpa
-    from sitebuild.cache import imported_files
+def test_the_notebook_s_download_carries_the_whole_library():
+    """``import sdpa`` loads ``sdpa.Figure``'s module on first use (``_HOMES``), and any
+    module as ``sdpa.recall``: the download writes every file of the package."""
+    from sitebuild.notebook import library_cell
 
-    found = {path.relative_to(SNIPPETS).as_posix()
-             for path in imported_files("import sdpa\nsdpa.Figure", [SNIPPETS])}
-    assert {f"{home.replace('.', '/')}.py" for home in sdpa._HOMES.values()} <= found
+    cell = library_cell([SNIPPETS])
+    files = [f"'snippets/{path.relative_to(SNIPPETS).as_posix()}'" for path in (SNIPPETS / "sdpa").glob("*.py")]
+    assert files and all(name in cell for name in files)
 
 
 def test_import_sdpa_loads_neither_torch_nor_matplotlib():
@@ -438,3 +444,16 @@ def test_import_sdpa_loads_neither_torch_nor_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=REPO / "snippets")
     assert out.stdout.strip() == "[]"
+
+
+def test_importing_the_library_changes_no_global_state_and_a_run_pins_the_threads():
+    """Importing every module of the library leaves torch's thread count as torch set it;
+    a run pins it where it starts (``sdpa.seed``, a generator, the device, the memo)."""
+    code = ("import importlib, pathlib, torch; before = torch.get_num_threads(); "
+            "[importlib.import_module(f'sdpa.{p.stem}') for p in pathlib.Path('sdpa').glob('*.py')]; "
+            "imported = torch.get_num_threads(); import sdpa; sdpa.seed(0); "
+            "print(before, imported, torch.get_num_threads())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=SNIPPETS,
+                         env=env.environment({env.THREADS: "1"}))
+    before, imported, seeded = map(int, out.stdout.split())
+    assert imported == before and seeded == 1

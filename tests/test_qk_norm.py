@@ -8,7 +8,7 @@ import pytest
 
 from sdpa.attention import Scale
 from sdpa.sizes import SIZES, sizes
-from sdpa.studies import QK_NORM_ARMS
+from sdpa.qk_norm import QK_NORM_ARMS
 
 QK_NORM_SWEEP = sizes().qk_norm
 

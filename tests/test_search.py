@@ -44,3 +44,16 @@ def test_the_index_has_no_snippet_source_but_their_names_and_the_librarys_code(b
     assert [s for s in snippets if _docstring_line(s).replace("&", "&amp;") in text] == []
     assert "def run_recalls" in text  # the Code pages' source stays searchable
     assert "<svg" not in text
+
+
+def test_the_search_step_finds_the_line_numbers_pymdownx_writes():
+    """A Code page's block is highlighted with line numbers (pymdownx.highlight, Pygments):
+    the search step finds its numbers and its code by the cells they write."""
+    import markdown
+    from importlib.metadata import version
+
+    html = markdown.markdown('```python linenums="1"\nx = 1\n```\n', extensions=["pymdownx.highlight",
+                                                                               "pymdownx.superfences"])
+    assert search.LINE_NUMBERS in html and search.CODE in html, (
+        f"pymdownx {version('pymdown-extensions')}, Pygments {version('Pygments')}: the numbered block is no longer "
+        f"the table sitebuild/search.py expects:\n{html}")

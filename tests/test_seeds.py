@@ -9,7 +9,7 @@ import sys
 import torch
 
 from conftest import REPO, SEED_OFFSET_ENV
-from sdpa import runtime
+from sdpa import env, runtime
 
 
 def test_offset_shifts_seed_and_generator(monkeypatch):
@@ -33,11 +33,11 @@ def test_the_option_sets_the_variable(tmp_path):
         "def test_probe():\n"
         f"    assert os.environ['{SEED_OFFSET_ENV}'] == '2' and env.seed_offset() == 2\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != SEED_OFFSET_ENV}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests"), str(REPO / "snippets")])
+    environment = env.environment({"PYTHONPATH": os.pathsep.join([str(REPO / "tests"), str(REPO / "snippets")])},
+                                  drop=(SEED_OFFSET_ENV,))
     command = [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
                "--seed-offset", "2", "--rootdir", str(tmp_path), str(probe)]
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+    done = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
 

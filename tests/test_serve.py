@@ -170,3 +170,49 @@ def test_the_figures_of_a_page_are_the_regexs():
         html = "".join(rnd.choice(parts) for _ in range(rnd.randrange(0, 12)))
         assert list(figures._figures(html)) == [(m.start(), m.end(), m["name"], m["body"])
                                                 for m in figures.FIGURE.finditer(html)], html
+
+
+#: Every third-party function the build wraps or replaces (sitebuild/serve.py, notebook.py),
+#: with the parameters the wrapper passes on or reads by name.
+PATCHED = [
+    ("material.plugins.search.plugin", "SearchIndex.add_entry_from_context", {"self", "page"}),
+    ("material.plugins.search.plugin", "SearchPlugin.on_page_context", {"self", "context", "page", "config", "nav"}),
+    ("pymdownx.highlight", "Highlight.highlight", {"self", "src", "language", "title"}),
+    ("mkdocs_jupyter.plugin", "Plugin.should_include", {"self", "file"}),
+    ("mkdocs_jupyter.convert", "nb2html", {"nb_path"}),
+    ("mkdocs.theme", "Theme.get_env", {"self"}),
+    ("jinja2", "FileSystemLoader.list_templates", {"self"}),
+]
+
+
+@pytest.mark.parametrize(("module", "name", "parameters"), PATCHED, ids=[name for _, name, _ in PATCHED])
+def test_every_third_party_function_the_build_patches_is_there(module, name, parameters):
+    import importlib
+    import inspect
+    from importlib.metadata import version
+
+    package = module.split(".")[0].replace("_", "-").replace("material", "mkdocs-material")
+    package = {"pymdownx": "pymdown-extensions"}.get(package, package)
+    found = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    assert callable(found), f"{package} {version(package)} has no {module}.{name}, which sitebuild patches"
+    missing = parameters - set(inspect.signature(inspect.unwrap(found)).parameters)
+    assert not missing, f"{package} {version(package)}: {module}.{name} no longer takes {sorted(missing)}"
+
+
+def test_the_server_looks_for_edits_as_often_as_asked(tmp_path):
+    """:func:`sitebuild.serve.poll_often` sets the interval of the live-reload server's
+    watchdog observer (and its emitters') through private attributes: their public
+    ``timeout`` must follow."""
+    from mkdocs.livereload import LiveReloadServer
+    from watchdog.events import FileSystemEventHandler
+
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path))
+    try:
+        server.observer.schedule(FileSystemEventHandler(), str(tmp_path))
+        serve.poll_often(server, 0.1)
+        assert server.observer.timeout == 0.1, "mkdocs' observer no longer takes its interval from _timeout"
+        assert [emitter.timeout for emitter in server.observer.emitters] == [0.1], "nor its emitters"
+    finally:
+        server.server_close()

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import traceback
-from types import SimpleNamespace
 
 import pytest
 
-from sdpa import env
-from conftest import (_SNIPPETS, DOCS, FAST_TIER, LIBRARY, REPO, SNIPPETS, SessionSnippets, included_snippets,
-                      page_includes, whole_tier)
+from conftest import DOCS, LIBRARY, SNIPPETS, included_snippets, page_includes
 from sitebuild.fences import executed_fences, problems
 from sitebuild.runner import SnippetError, execute
 
@@ -20,54 +17,6 @@ def test_snippet_runs_and_prints(snippet, run_snippet):
     assert run.output.strip(), f"snippets/{snippet} printed nothing"
     assert "result" in run.namespace, f"snippets/{snippet} should leave its data in `result` for the tests"
     assert not run.leaks, f"snippets/{snippet} {' and '.join(run.leaks)}"
-
-
-def test_the_session_s_snippet_workers_kept_every_page(run_snippet):
-    """When this session builds no site and reads the snippets of several pages, its two
-    snippet workers (``conftest.SessionSnippets``) run every fence of those pages and keep
-    each page's runs; none is left to run here."""
-    if _SNIPPETS.process is None:
-        pytest.skip("this session has no snippet workers: it builds the site, or reads one page's snippets")
-    status, output = _SNIPPETS.finished()
-    assert status == 0, output
-    assert not _SNIPPETS.missing(), output
-
-
-def test_a_whole_tier_starts_its_runs_before_collecting(monkeypatch):
-    """``python -m pytest`` needs the site, and its fast tier every page's snippets, so
-    their runs start with the session; a command that selects tests waits for the
-    collection to say what it needs."""
-    monkeypatch.delenv(env.BUILT_SITE, raising=False)
-
-    def command(source=pytest.Config.ArgsSource.TESTPATHS, **chosen):
-        option = {"keyword": "", "markexpr": "", "deselect": None, "lf": False, "collectonly": False, **chosen}
-        return SimpleNamespace(args_source=source, option=SimpleNamespace(**option))
-
-    assert whole_tier(command()) == "all"
-    assert whole_tier(command(markexpr=FAST_TIER)) == "fast" and FAST_TIER in (REPO / "README.md").read_text()
-    assert whole_tier(command(pytest.Config.ArgsSource.ARGS)) == ""  # python -m pytest tests/test_x.py
-    for chosen in ({"keyword": "derivation"}, {"markexpr": "claims"}, {"deselect": ["tests/x.py"]},
-                   {"lf": True}, {"collectonly": True}, {"keyword": "x", "markexpr": FAST_TIER}):
-        assert whole_tier(command(**chosen)) == "", chosen
-    monkeypatch.setenv(env.BUILT_SITE, "/tmp/site")
-    assert whole_tier(command()) == ""
-
-
-def _item(test_file: str, snippet: str | None = None) -> SimpleNamespace:
-    params = {"snippet": snippet} if snippet else {}
-    return SimpleNamespace(fixturenames=["run_snippet"], path=REPO / "tests" / test_file,
-                           callspec=SimpleNamespace(params=params))
-
-
-def test_the_snippet_workers_run_the_pages_the_selected_tests_read():
-    """A page's tests read its page's snippets and those their file names; a test of no page
-    that names none could read any; a parametrised snippet is its own page's."""
-    pages = SessionSnippets.pages
-    assert pages([_item("test_tuning.py"), _item("test_language_model.py")]) == ["language-model.md", "tuning.md"]
-    assert pages([_item("test_figures.py")]) == ["derivation.md"]  # it reads derivation/gap_ratio.py
-    snippet = included_snippets()[-1]
-    assert pages([_item("test_snippets.py", snippet)]) == [snippet.split("/")[0] + ".md"]
-    assert pages([_item("test_lint.py")]) == sorted(page for page, found in page_includes().items() if found)
 
 
 def test_every_snippet_is_included_by_a_page():
@@ -91,7 +40,6 @@ def test_snippet_folders_match_pages():
 def test_pages_exist_for_every_include():
     assert (DOCS / "derivation.md").is_file()
     assert included_snippets(), "no page includes a snippet: the discovery is broken"
-
 
 
 @pytest.mark.parametrize("page", sorted(page_includes()))

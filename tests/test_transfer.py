@@ -8,13 +8,13 @@ import pytest
 
 from sdpa.attention import Scale
 from sdpa.sizes import sizes
-from sdpa.studies import predicted_lr_exponent
+from sdpa.transfer import predicted_lr_exponent
 
 pytestmark = pytest.mark.claims
 
-TUNING = sizes().tuning
+PLANE = sizes().plane
 NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
-D_KS = TUNING.d_ks
+D_KS = PLANE.d_ks
 
 
 def at(values: list, d_k: int):
@@ -48,6 +48,7 @@ def closer(measured: float, to: float, than: float) -> bool:
     return abs(measured - to) < abs(measured - than)
 
 
+@pytest.mark.profiles("full")
 def test_the_unscaled_head_fits_invariant_w_under_both_optimisers(transfer):
     """"closer to invariant W's 0 than to invariant L's -1/2" (Adam), "closer to -1/2 than
     to -1" (SGD). Over seed offsets 0-19 the Adam slope ran -0.16 to +0.21."""
@@ -58,12 +59,14 @@ def test_the_unscaled_head_fits_invariant_w_under_both_optimisers(transfer):
     assert all(1 / 2 < ratio < 2 for ratio in adam["ratio"]), "within a factor of two of 1/sqrt"
 
 
+@pytest.mark.profiles("full")
 def test_sgd_unscaled_best_rate_falls_with_dk(transfer):
     r = transfer[("sgd", NONE)]
     assert at(r["ratio"], 256) / at(r["ratio"], 16) < 1 / 1.5  # falls by at least 1.5x (1.6-2.5x)
     assert -0.75 < r["relative_slope"] < -0.15
 
 
+@pytest.mark.profiles("full")
 def test_adam_inverse_dk_lies_between_the_two_predictions(transfer):
     r = transfer[("adam", INV)]
     low, high = sorted(r["predicted"].values())  # 0 and +1/2
@@ -71,6 +74,7 @@ def test_adam_inverse_dk_lies_between_the_two_predictions(transfer):
     assert low - 0.1 < r["relative_slope"] < high + 0.1
 
 
+@pytest.mark.profiles("full")
 def test_only_sgd_keeps_the_scaled_rules_best_rate(transfer):
     sgd, adam = transfer[("sgd", SQRT)]["best"], transfer[("adam", SQRT)]["best"]
     assert max(sgd) / min(sgd) < 2  # SGD: one rate serves every d_k

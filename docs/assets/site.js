@@ -45,7 +45,8 @@
     fix();
   }
   window.addEventListener("pageshow", function () {
-    document.querySelectorAll("input.md-toggle[type=checkbox]").forEach(function (toggle) {
+    // Those two only: a section's toggle (the Code section, open on its own pages) stays as the page set it.
+    document.querySelectorAll("input#__drawer, input#__search").forEach(function (toggle) {
       toggle.checked = false;
     });
   });

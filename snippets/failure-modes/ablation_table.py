@@ -1,6 +1,6 @@
 """The training ablation in one table: every arm, both optimisers, both initialisations.
 
-Same runs as the loss and entropy figures (``sdpa.studies.run_ablation``, memoised).
+Same runs as the loss and entropy figures (``sdpa.ablation.run_ablation``, memoised).
 Final loss is the mean of the last 8 recorded batches (steps 165 to 200); "steps to
 loss < 0.5" is the first recorded step at which a seed's batch loss falls below 0.5;
 the gradient ratio is ‖∇W_Q‖ / ‖∇W_V‖ on the first batch.
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import sdpa
 from sdpa.recall import Arm
 from sdpa.sizes import sizes
-from sdpa.studies import run_ablation
+from sdpa.ablation import run_ablation
 from sdpa.training import OPTIMIZER_LABELS
 
 THRESHOLD = 0.5

@@ -1,6 +1,6 @@
 """The training ablation: the query row's attention entropy against step.
 
-The same runs as the loss figure (``sdpa.studies.run_ablation`` is memoised).
+The same runs as the loss figure (``sdpa.ablation.run_ablation`` is memoised).
 Entropy is in nats, averaged over the batch; a uniform row over 8 pairs has ln 8, a
 one-hot row 0. It shows where each arm starts and that the scaled arms still become sharp.
 """
@@ -10,7 +10,7 @@ import math
 import sdpa
 from sdpa.plots import draw_ablation
 from sdpa.sizes import sizes
-from sdpa.studies import run_ablation
+from sdpa.ablation import run_ablation
 
 ABLATION = sizes().ablation
 runs = run_ablation(ABLATION)

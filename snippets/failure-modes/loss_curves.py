@@ -3,7 +3,7 @@
 Associative recall (8 key/value pairs, 32 possible values) learned by one attention
 head, for the arms no scaling, 1/sqrt(d_k) and 1/d_k, at d_k = 16, 64 and 256, with
 both initialisations and three seeds, all trained as one batched computation per
-(optimiser, d_k) by ``sdpa.studies.run_ablation`` (memoised: the other figures and
+(optimiser, d_k) by ``sdpa.ablation.run_ablation`` (memoised: the other figures and
 tables of this page reuse the same runs).
 """
 
@@ -12,7 +12,7 @@ import math
 import sdpa
 from sdpa.plots import draw_ablation
 from sdpa.sizes import sizes
-from sdpa.studies import run_ablation
+from sdpa.ablation import run_ablation
 
 ABLATION = sizes().ablation
 runs = run_ablation(ABLATION)

@@ -1,6 +1,6 @@
 """The source material's symptoms of a missing divisor, each checked against our runs.
 
-Uses the ablation runs (``sdpa.studies.run_ablation``, memoised) and reports, for the
+Uses the ablation runs (``sdpa.ablation.run_ablation``, memoised) and reports, for the
 unscaled arm, the measured evidence and a verdict computed from it: reproduced, partly,
 or not reproduced. The rules are in ``verdicts`` below. The gradient symptom is checked
 twice: over the first steps, and after them in the SGD runs, which stall (each seed's
@@ -15,7 +15,7 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.recall import Arm
 from sdpa.sizes import sizes
-from sdpa.studies import run_ablation
+from sdpa.ablation import run_ablation
 
 ABLATION = sizes().ablation
 runs = run_ablation(ABLATION)

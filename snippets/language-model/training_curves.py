@@ -1,15 +1,18 @@
-"""What each tuned rule does over training: held-out loss, attention entropy, the largest
-logit, and how much gradient reaches W_Q compared with W_V.
+"""What each confirmed setting does over training: held-out loss, attention entropy, the
+largest logit, and how much gradient reaches W_Q compared with W_V.
 
-The same runs as the table (``sdpa.language.run_language``): each rule at its chosen
-setting, on the confirmation seeds. Lines are the mean over those seeds; the held-out loss
-is measured every ``steps/evals`` steps, the rest at every step (mean of the layers and heads
-for the entropy, the largest over the layers for the logit, the mean of the layers for
-|grad W_Q| / |grad W_V|, Frobenius norms).
+The confirmation runs of ``sdpa.language.run_language``: every rule's default and the
+plane's best point, on the fresh seeds. Lines are the mean over those seeds; the held-out
+loss is measured every ``steps/evals`` steps, the rest at every step (mean of the layers
+and heads for the entropy, the largest over the layers for the logit, the mean of the
+layers for |grad W_Q| / |grad W_V|, Frobenius norms).
 """
 
 import sdpa
-from sdpa.language import language_study, run_language
+from sdpa.language import RULE_LABELS, language_study, run_language
+from sdpa.stats import mean
+
+SETTINGS = ("none", "inv_sqrt", "inv", "qk_norm", "best")
 
 
 def end_of(values, share=0.1):
@@ -19,28 +22,22 @@ def end_of(values, share=0.1):
 
 def training_curves(study=None):
     study = study or language_study()
-    tuned = run_language(study)
-    return {
-        "eval_steps": list(study.sweep().eval_steps),
-        "rules": {name: {
-            "label": r.label,
-            "held_out": r.held_out.mean(-1).tolist(),
-            "entropy": r.entropy.mean(-1).tolist(),
-            "max_logit": r.max_logit.mean(-1).tolist(),
-            "grad_ratio": r.grad_ratio.mean(-1).tolist(),
-            "end": {k: end_of(getattr(r, k)).tolist()
-                    for k in ("entropy", "max_logit", "grad_ratio")},
-            "start_ratio": r.grad_ratio[0].tolist(),
-        } for name, r in tuned.items()},
-    }
+    out = run_language(study)
+    rules = {}
+    for name in SETTINGS:
+        r = out.records[name]
+        # a trained W_Q of qk_lr != 1 is W / qk_lr, so its gradient is qk_lr times W's
+        curves = {"entropy": r.entropy.mean((1, 2)), "max_logit": r.max_logit,
+                  "grad_ratio": r.grad_ratio.mean(1) / out.confirmed[name].qk_lr}
+        rules[name] = {"label": RULE_LABELS[name], "held_out": r.held_out_loss.mean(-1).tolist(),
+                       **{k: v.mean(-1).tolist() for k, v in curves.items()},
+                       "end": {k: end_of(v).tolist() for k, v in curves.items()},
+                       "start_ratio": curves["grad_ratio"][0].tolist()}
+    return {"eval_steps": list(study.sweep((), (), ()).eval_steps), "rules": rules}
 
 
 result = training_curves()
 
-
-
-def mean(values):
-    return sum(values) / len(values)
 
 
 print(sdpa.markdown_table(
@@ -55,7 +52,8 @@ print(sdpa.markdown_table(
 
 figure = sdpa.Figure(
     "lm-training-curves",
-    caption="The tuned rules over training (mean over the confirmation seeds). Top left: "
+    caption="Every rule's default and the plane's best point over training (mean over the "
+    "fresh seeds). Top left: "
     "held-out loss. Top right: mean attention entropy (nats; a uniform row over the context "
     "has the most). Bottom left: the largest attention logit (log scale). Bottom right: "
     "|∇W_Q| / |∇W_V| (log scale), how much gradient reaches the query weights for each unit "
@@ -66,7 +64,7 @@ figure = sdpa.Figure(
     nrows=2, ncols=2, size=(7.4, 5.6),
 )
 with figure as ((loss, ent), (logit, ratio)):
-    styles = ["o-", "s--", "^:", "D-."]
+    styles = ["o-", "s--", "^:", "D-.", "v-"]
     for style, color, c in zip(styles, sdpa.PALETTE, result["rules"].values()):
         steps = range(len(c["entropy"]))
         every = max(1, len(c["entropy"]) // 8)

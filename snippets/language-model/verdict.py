@@ -1,59 +1,48 @@
-"""The page's verdict, written from the table's numbers so that it says what they show.
+"""The page's verdict, per starting spread, written from the confirmed numbers so that it
+says what they show.
 
-Each rule is compared with 1/sqrt(d_head) on the confirmation seeds, paired by seed: a
-difference within two standard errors is a tie. The verdict is about what the budget
-shows: the held-out loss early (speed) and at the end of the budget; neither is the loss
-of a model trained to its plateau. A quick build says so and defers to the full build.
+At each starting spread the model without the factor and the 1/sqrt(d_head) model start
+from the same weights; the plane's rows give the pairs (each row at its best W_Q/W_K rate),
+other models' named spreads add pairs at the default rate. Each pair is compared on the
+fresh seeds, seed by seed, with a 95% t interval; an interval that holds zero is a tie. A
+quick build prints its numbers and says that it decides nothing.
 """
 
 import sdpa
-from sdpa.language import language_study, mean_se, run_language, verdicts
+from sdpa.language import language_study, logit_spread, run_language
+from sdpa.stats import paired
+
+STUDY = language_study()
 
 
-def compare(diff):
-    mean, se = diff
-    if abs(mean) <= 2 * se:
-        return "ties", mean, se
-    return ("is worse than" if mean > 0 else "beats"), mean, se
-
-
-def verdict(study=None):
-    study = study or language_study()
-    tuned = run_language(study)
-    v = verdicts(study, tuned)
-    e = study.sweep().eval_steps.index(study.early)
-    base = tuned["inv_sqrt"]
-    out = {}
-    for name, r in tuned.items():
-        if name == "inv_sqrt":
-            continue
-        out[name] = {"label": r.label,
-                     "final": compare(v.versus[name]),
-                     "early": compare(mean_se(r.held_out[e] - base.held_out[e]))}
-    return {"profile": sdpa.runtime.profile(), "early_step": study.early, "steps": study.steps,
-            "seeds": len(study.confirm_seeds), "rules": out,
+def verdict(study):
+    out = run_language(study)
+    here = logit_spread(study.model.d_model, study.model.d_head, study.model.init_std)
+    pairs = [(here * study.multiplier(i) ** 2, f"row {i}", f"row {k}", "its best W_Q/W_K rate")
+             for i, k in zip(study.m_steps, study.m_steps[1:])]
+    pairs += [(logit_spread(d_model, d_head, study.model.init_std), f"{name}, no factor",
+               f"{name}, 1/√d_head", f"{name}'s spread, the default rate")
+              for name, d_model, d_head in study.spreads]
+    rows = []
+    for spread, none, scaled, how in sorted(pairs):
+        d = paired(out.final(none), out.final(scaled))
+        word = "ties" if not d.excludes_zero else ("ends higher" if d.mean > 0 else "ends lower")
+        rows.append({"spread": spread, "how": how, "difference": d, "word": word})
+    return {"profile": sdpa.runtime.profile(), "rows": rows, "steps": study.steps,
+            "seeds": len(study.confirm_seeds),
             "tokens": study.steps * study.batch * study.model.context}
 
 
-result = verdict()
-
-
-def phrase(label, words):
-    verb, mean, se = words
-    return f"{label} {verb} 1/√d_head ({mean:+.3f} ± {se:.3f} nats)"
-
-
-lines = [f"{phrase(r['label'], r['final'])}" for r in result["rules"].values()]
-early = [f"{phrase(r['label'], r['early'])}" for r in result["rules"].values()]
+result = verdict(STUDY)
+lines = [f"starting spread {r['spread']:.2g} ({r['how']}): without the factor it {r['word']} "
+         f"({r['difference']} nats)" for r in result["rows"]]
 text = (f"**At the end of the budget** ({result['steps']} steps, held-out loss, "
-        f"{result['seeds']} confirmation seeds, each rule at its own tuned setting): "
-        + "; ".join(lines) + f". **Early** (step {result['early_step']}): " + "; ".join(early)
-        + ". A difference within two standard errors counts as a tie.")
+        f"{result['seeds']} fresh seeds, paired with the 1/√d_head model from the same "
+        "weights, 95% t intervals): " + "; ".join(lines) + ".")
 if result["profile"] == "quick":
     print('!!! note "Quick build: the numbers, not the verdict"\n'
           "    This build ran the quick profile, far too small to decide anything (one seed "
-          "chooses each setting, two report it, after "
-          f"{result['tokens']:,} characters of training). "
-          "What its numbers show, in the words the full build uses:\n\n    " + text + "\n")
+          f"chooses, two confirm, after {result['tokens']:,} characters of training). What its "
+          "numbers show, in the words the full build uses:\n\n    " + text + "\n")
 else:
     print('!!! success "Verdict (full profile)"\n    ' + text + "\n")

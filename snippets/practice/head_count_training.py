@@ -16,7 +16,7 @@ import math
 import sdpa
 from sdpa.attention import Scale
 from sdpa.recall import RecallExperiment, run_recall, scale_arms
-from sdpa.studies import final_loss
+from sdpa.ablation import final_loss
 
 HEADS = (1, 2, 4, 8)
 D_MODEL, STEPS, LAST = 64, 150, 10

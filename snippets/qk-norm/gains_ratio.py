@@ -15,7 +15,7 @@ import math
 import sdpa
 from sdpa.gpt import run_gpt
 from sdpa.sizes import sizes
-from sdpa.studies import QK_NORM_ARMS
+from sdpa.qk_norm import QK_NORM_ARMS
 
 QK_NORM_SWEEP = sizes().qk_norm
 

@@ -11,7 +11,7 @@ gap between the seeds of one learning rate.
 import sdpa
 from sdpa.gpt import lr_sensitivity, run_gpt
 from sdpa.sizes import sizes
-from sdpa.studies import QK_NORM_ARMS
+from sdpa.qk_norm import QK_NORM_ARMS
 
 QK_NORM_SWEEP = sizes().qk_norm
 

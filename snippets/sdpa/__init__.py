@@ -8,8 +8,11 @@
 * ``sdpa.training``: the plain training loop on ``torch.optim`` (``train``), and the
   ensemble that trains many runs as one;
 * ``sdpa.recall`` and ``sdpa.gpt``: the two engines, frozen configurations of many runs
-  with typed, memoised results; ``sdpa.studies``: each page's named experiments built on
-  them; ``sdpa.plots``: the drawing those pages share;
+  with typed, memoised results; the studies built on them, one module per page:
+  ``sdpa.ablation`` (failure modes), ``sdpa.plane`` (the W_Q/W_K plane and the starting
+  spread), ``sdpa.tuning`` (budgets, a learned scale), ``sdpa.transfer``,
+  ``sdpa.temperature``, ``sdpa.qk_norm`` and ``sdpa.language``, sized in ``sdpa.sizes``;
+  ``sdpa.stats``: means and paired t intervals; ``sdpa.plots``: the drawing they share;
 * ``sdpa.survey``: attention at initialisation, measured once;
 * ``sdpa.variants``: what other models change in attention (causal masks, sink logits,
   differential attention, rotary embeddings, YaRN's mscale);

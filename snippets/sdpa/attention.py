@@ -18,8 +18,6 @@ import math
 import torch
 import torch.nn.functional as F
 
-from sdpa import runtime  # noqa: F401  (importing it pins the CPU thread count)
-
 
 class Scale(enum.Enum):
     """A rule for the logit factor as a function of the head dimension d_k."""

@@ -15,7 +15,8 @@ fields carry the members' grid (arms, lrs, seeds) as their trailing axes::
 
 Each member is one run of :func:`sdpa.training.train`, the plain loop on ``torch.optim``
 with a cosine schedule; the members train together as one
-:class:`sdpa.training.Ensemble`, which a test checks gives that loop's losses.
+:class:`sdpa.training.Members`, trained by :func:`sdpa.training.train_members`, which a
+test checks gives that loop's losses.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from sdpa.models import GPT, GPTConfig, qk_norm_bound
 from sdpa.runtime import device as default_device
 from sdpa.runtime import generator, memo, seeded
 from sdpa.tasks import copy_batch, text_batch, text_corpus
-from sdpa.training import Ensemble, make_optimizer, member_losses, train
+from sdpa.training import Members, make_optimizer, member_losses, train, train_members, warmup_cosine
 
 
 @dataclass(frozen=True)
@@ -107,12 +108,6 @@ def gpt_model(config: GPTConfig, seed: int) -> GPT:
         return GPT(config)
 
 
-def cosine(optimizer: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """The learning rate decaying from its peak to zero on a cosine over ``steps``."""
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda t: 0.5 * (1 + math.cos(math.pi * t / steps)))
-
-
 def _batch(sweep: GPTSweep, config: GPTConfig, n: int, held_out: bool,
            data: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` sequences of the sweep's task (held out or for training): inputs, targets."""
@@ -127,11 +122,13 @@ def _batch(sweep: GPTSweep, config: GPTConfig, n: int, held_out: bool,
 
 
 def _draws(sweep: GPTSweep, config: GPTConfig) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Each step's batches, one per seed: inputs and targets (seeds, batch, context)."""
-    data, n = generator(sweep.data_seed), len(sweep.seeds)
+    """Each step's batches, one per seed: inputs and targets (seeds, batch, context). A
+    seed's data comes from a generator of its own, so it does not depend on which other
+    seeds the sweep holds (:func:`run_gpt_by_seed` relies on it)."""
+    data = [generator(sweep.data_seed + 7919 * (1 + s)) for s in sweep.seeds]
     for _ in range(sweep.steps):
-        inputs, targets = _batch(sweep, config, n * sweep.batch, False, data)
-        yield inputs.view(n, sweep.batch, -1), targets.view(n, sweep.batch, -1)
+        batches = [_batch(sweep, config, sweep.batch, False, g) for g in data]
+        yield tuple(torch.stack(parts) for parts in zip(*batches))
 
 
 def gpt_loss(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
@@ -155,28 +152,28 @@ def train_member(sweep: GPTSweep, config: GPTConfig, lr: float,
                                betas=sweep.betas)
     s = sweep.seeds.index(seed)
     batches = ((inputs[s].to(dev), targets[s].to(dev)) for inputs, targets in _draws(sweep, config))
-    return model, train(model, optimizer, batches, gpt_loss, cosine(optimizer, sweep.steps))
+    return model, train(model, optimizer, batches, gpt_loss, warmup_cosine(optimizer, sweep.steps))
 
 
 def _structure(config: GPTConfig) -> GPTConfig:
     """Arms with the same structure differ only in their logit factor (a buffer) and in
-    how W_Q and W_K start (``qk_lr``)."""
-    return dataclasses.replace(config, scale=Scale.INV_SQRT, qk_lr=1.0)
+    how W_Q and W_K start and learn (``qk_init``, ``qk_lr``)."""
+    return dataclasses.replace(config, scale=Scale.INV_SQRT, qk_lr=1.0, qk_init=1.0)
 
 
 @memo
 def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
-    """Every arm x learning rate x seed of ``sweep`` as one ensemble; the arms must share
-    their structure. Returns records whose trailing axes are (arms, lrs, seeds)."""
+    """Every arm x learning rate x seed of ``sweep`` as one ensemble, trained by
+    :func:`sdpa.training.train_members`; the arms must share their structure. Returns records
+    whose trailing axes are (arms, lrs, seeds)."""
     dev = default_device()
     config = sweep.arms[0]
     grid = (len(sweep.lrs), len(sweep.arms), len(sweep.seeds))  # member order: lr, arm, seed
     members = [(lr, arm, seed) for lr in sweep.lrs for arm in sweep.arms for seed in sweep.seeds]
     models = [gpt_model(arm, seed) for _, arm, seed in members]
     names = [name for name, _ in models[0].named_parameters()]
-    ensemble = Ensemble(models, [dict.fromkeys(names, lr) for lr, _, _ in members], dev)
-    optimizer = make_optimizer("adam", ensemble.param_groups(), betas=sweep.betas)
-    schedule = cosine(optimizer, sweep.steps)
+    stacked = Members(models, [dict.fromkeys(names, lr) for lr, _, _ in members], dev)
+    optimizer = make_optimizer("adam", stacked.param_groups(), betas=sweep.betas)
     size = len(members)
     seed_of = torch.arange(size) % len(sweep.seeds)
     held_out = _batch(sweep, config, sweep.held_out, True, generator(sweep.data_seed + 1))
@@ -186,40 +183,36 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
 
     def evaluate() -> torch.Tensor:
         with torch.no_grad():
-            losses = member_losses(ensemble(held_in)[0], held_target)
+            losses = member_losses(stacked(held_in)[0], held_target)
         return torch.nan_to_num(losses, nan=10 * math.log(config.vocab))
 
-    initial = evaluate()
-    rows, held = [], [initial]
-    for step, (inputs, targets) in enumerate(_draws(sweep, config)):
+    def measure(step: int, losses: torch.Tensor, outputs, targets: torch.Tensor) -> None:
         if step in sweep.eval_steps[1:]:
-            held.append(evaluate())
-        inputs, targets = inputs[seed_of].to(dev), targets[seed_of].to(dev)  # each its seed's
-        with torch.no_grad():
-            bound = (qk_norm_bound(config, ensemble.state()) if config.qk_norm
-                     else torch.full((size,), math.nan, device=dev))
-        logits, stats = ensemble(inputs)
-        losses = member_losses(logits, targets)
-        optimizer.zero_grad()
-        losses.sum().backward()
-        with torch.no_grad():  # rows 0:inner of c_attn make q, inner:2 inner k, the rest v
-            grads = ensemble.grads(qkv_names)
-            ratio = torch.stack([grads[name][:, :inner].flatten(1).norm(dim=1)
-                                 / grads[name][:, 2 * inner:].flatten(1).norm(dim=1)
-                                 for name in qkv_names])  # (layers, members)
-        optimizer.step()
-        schedule.step()
+            held.append(evaluate())  # the weights before this step's update
+        grads, stats = stacked.grads(qkv_names), outputs[1]
+        # rows 0:inner of c_attn make q, inner:2 inner k, the rest v
+        ratio = torch.stack([grads[name][:, :inner].flatten(1).norm(dim=1)
+                             / grads[name][:, 2 * inner:].flatten(1).norm(dim=1)
+                             for name in qkv_names])  # (layers, members)
         rows.append(GPTRecords(
-            loss=losses.detach(), bound=bound,
+            loss=losses, bound=(qk_norm_bound(config, stacked.state()) if config.qk_norm
+                                else torch.full((size,), math.nan, device=dev)),
             max_logit=torch.stack([s.max_logit for s in stats]).amax(0),
             max_raw=torch.stack([s.max_raw for s in stats]).amax(0),
             entropy=torch.stack([s.entropy.T for s in stats]),  # (layers, heads, members)
             grad_ratio=ratio, held_out_loss=initial, initial_loss=initial, final_loss=initial,
         ))
+
+    initial = evaluate()
+    rows, held = [], [initial]
+    batches = (((inputs[seed_of].to(dev),), targets[seed_of].to(dev))  # each member its seed's
+               for inputs, targets in _draws(sweep, config))
+    train_members(stacked, [optimizer], batches, lambda out, targets: member_losses(out[0], targets),
+                  schedules=[warmup_cosine(optimizer, sweep.steps)], measure=measure)
     held.append(evaluate())
     fields = ("loss", "max_logit", "max_raw", "bound", "entropy", "grad_ratio")
-    stacked = {f: torch.stack([getattr(r, f) for r in rows]).cpu() for f in fields}
-    records = GPTRecords(**stacked, held_out_loss=torch.stack(held).cpu(),
+    records = {f: torch.stack([getattr(r, f) for r in rows]).cpu() for f in fields}
+    records = GPTRecords(**records, held_out_loss=torch.stack(held).cpu(),
                          initial_loss=initial.cpu(), final_loss=held[-1].cpu())
     # (..., members) -> (..., lrs, arms, seeds) -> (..., arms, lrs, seeds)
     return records.map(lambda t: t.view(*t.shape[:-1], *grid).transpose(-3, -2))
@@ -246,6 +239,16 @@ def run_gpt(sweep: GPTSweep) -> GPTHistory:
     fields = [f.name for f in dataclasses.fields(GPTRecords)]
     stacked = {f: torch.stack([getattr(r, f) for r in per_arm], dim=-3) for f in fields}
     return GPTHistory(sweep, GPTRecords(**stacked))
+
+
+def run_gpt_by_seed(sweep: GPTSweep) -> GPTHistory:
+    """:func:`run_gpt` of ``sweep`` one seed at a time: each seed a memoised run of its own
+    (the same data and start as in the whole sweep), so that a long sweep comes in pieces
+    that processes sharing the memo can split between them."""
+    parts = [run_gpt(dataclasses.replace(sweep, seeds=(seed,))).records for seed in sweep.seeds]
+    fields = [f.name for f in dataclasses.fields(GPTRecords)]
+    return GPTHistory(sweep, GPTRecords(**{f: torch.cat([getattr(p, f) for p in parts], dim=-1)
+                                           for f in fields}))
 
 
 def lr_sensitivity(final_loss: torch.Tensor, initial_loss: float) -> float:

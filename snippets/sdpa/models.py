@@ -83,11 +83,14 @@ class RecallBlock(nn.Module):
 
     The realistic shape of :class:`RecallHead`: ``n_heads`` heads of ``d_k`` each with
     d_model = n_heads x d_k, a residual stream and LayerNorm. The tokens (the pairs, then
-    the query) are normalised; the query's position attends to every token, itself
-    included, in each head; the heads' outputs are concatenated, projected by ``W_O``
+    the query) are normalised; in each head the query's position attends to the pairs'
+    positions; the heads' outputs are concatenated, projected by ``W_O``
     and added to the query token (the residual stream); a final LayerNorm and ``head``
     give the class scores. Only the query's row is computed, since the answer is read
-    there (a causal model's last position would compute the same). As in
+    there (a causal model's last position would compute the same). The query does not
+    attend to its own position: its token E_key[k] would out-score its match
+    (E_key[k] + E_val[v]) / sqrt(2) under any weights that match keys, a decoy that a
+    head must first learn to avoid (a causal mask that hides the diagonal does the same). As in
     :class:`RecallHead`, each head folds ``W_K`` into the query and ``W_V`` into the read
     (``test_recall_block_equals_textbook_multi_head_attention`` checks it).
     """
@@ -107,11 +110,11 @@ class RecallBlock(nn.Module):
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale)), requires_grad=learn_scale)
 
     def forward(self, query: torch.Tensor, pairs: torch.Tensor) -> RecallOutput:
-        """``query`` (..., d_model), ``pairs`` (..., n, d_model); attention is per head:
-        (..., n_heads, n + 1), the query's own position last."""
-        x = self.ln_1(torch.cat([pairs, query.unsqueeze(-2)], dim=-2))  # (..., n + 1, d_model)
+        """``query`` (..., d_model), ``pairs`` (..., n, d_model); attention is per head over
+        the pairs: (..., n_heads, n)."""
+        x = self.ln_1(pairs)  # (..., n, d_model): the keys and values
         h = self.n_heads
-        q = self.W_Q(x[..., -1, :]).unflatten(-1, (h, -1))  # (..., h, d_k)
+        q = self.W_Q(self.ln_1(query)).unflatten(-1, (h, -1))  # (..., h, d_k)
         W_K = self.W_K.weight.unflatten(0, (h, -1))  # (h, d_k, d_model): head i's rows
         W_V = self.W_V.weight.unflatten(0, (h, -1))
         # Per head, (q @ k.transpose(-2, -1)) * scale with k_j = W_K x_j is q W_K x_j: fold
@@ -144,11 +147,13 @@ class GPTConfig:
              by a learned gain (one per head dimension, shared by the heads of a layer, as
              in Qwen3 and Gemma 3); ``scale`` still applies.
     softcap: replace each logit z by softcap * tanh(z / softcap) (Gemma 2, Grok-1).
+    qk_init: multiply W_Q and W_K's initial draw by this (every other weight as drawn).
     qk_lr:   multiply W_Q and W_K's learning rate under Adam by this, leaving their start
              and every other weight alone: written as W = qk_lr * W' with W' the trained
              weight, starting at W's draw / qk_lr (Adam moves W' by about the rate whatever
              its gradient, so W moves qk_lr times as far); in the forward pass the factor
              qk_lr^2 joins the logit scale, so the model computes the same function.
+             (``qk_init`` and ``qk_lr`` are the two axes of the W_Q/W_K plane.)
     """
 
     n_layers: int = 2
@@ -162,6 +167,7 @@ class GPTConfig:
     qk_norm: str | None = None
     softcap: float | None = None
     init_std: float = 0.02  # GPT-2's
+    qk_init: float = 1.0
     qk_lr: float = 1.0
 
     @property
@@ -169,6 +175,8 @@ class GPTConfig:
         """How tables and legends name the attention options, e.g. "QK-norm + 1/√d_k"."""
         options = (("QK-norm", self.qk_norm), ("soft-cap", self.softcap))
         extras = [name for name, on in options if on]
+        if self.qk_init != 1.0:
+            extras.append(f"W_Q, W_K start ×{self.qk_init:.3g}")
         if self.qk_lr != 1.0:
             extras.append(f"W_Q, W_K rate ×{self.qk_lr:.3g}")
         if self.scale is Scale.NONE:
@@ -206,7 +214,7 @@ class CausalSelfAttention(nn.Module):
             self.q_norm = _norm(config.qk_norm, config.d_head)
             self.k_norm = _norm(config.qk_norm, config.d_head)
         # A buffer, not a Python number: arms that differ only in their scale rule can then
-        # train as one ensemble (sdpa.training.Ensemble stacks buffers).
+        # train as one ensemble (sdpa.training.Members stacks buffers).
         factor = config.scale.factor(config.d_head) * config.qk_lr**2
         self.register_buffer("scale", torch.tensor(factor))
         causal = torch.ones(config.context, config.context, dtype=torch.bool).tril()
@@ -283,10 +291,13 @@ class GPT(nn.Module):
                 nn.init.normal_(weight, std=config.init_std / math.sqrt(2 * config.n_layers))
             elif weight.dim() == 2:
                 nn.init.normal_(weight, std=config.init_std)
-        if config.qk_lr != 1.0:  # W' = W / qk_lr for the query and key rows (see GPTConfig)
+        if (config.qk_init, config.qk_lr) != (1.0, 1.0):
+            # the query and key rows start qk_init times their draw, and are trained as
+            # W' = W / qk_lr (see GPTConfig)
             with torch.no_grad():
                 for block in self.blocks:
-                    block.attn.c_attn.weight[:2 * config.n_heads * config.d_head] /= config.qk_lr
+                    block.attn.c_attn.weight[:2 * config.n_heads * config.d_head] *= (
+                        config.qk_init / config.qk_lr)
 
     def forward(self, idx: torch.Tensor) -> tuple[torch.Tensor, list[AttentionStats]]:
         """Next-token logits (batch, tokens, vocab) and each layer's attention statistics."""

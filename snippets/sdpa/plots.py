@@ -1,18 +1,22 @@
 """Plotting helpers the training pages share: one colour per scale rule, and their panel grids.
 
-The science modules (:mod:`sdpa.recall`, :mod:`sdpa.gpt`, :mod:`sdpa.studies`) return
-plain results and draw nothing; the functions here draw those results on matplotlib axes
+The science modules (:mod:`sdpa.recall`, :mod:`sdpa.gpt` and the studies built on them)
+return plain results and draw nothing; the functions here draw those results on matplotlib axes
 that :class:`sdpa.figures.Figure` provides, in the site's colours.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+
+import numpy as np
+from matplotlib.colors import LinearSegmentedColormap, LogNorm
 
 from sdpa.attention import Scale
 from sdpa.figures import INK, PALETTE
 from sdpa.recall import Optimizer, RecallHistory
-from sdpa.studies import TunedArm
+from sdpa.plane import PlaneResult, rule_step
 from sdpa.training import OPTIMIZER_LABELS
 
 
@@ -23,7 +27,7 @@ SCALE_COLORS = {Scale.NONE: 3, Scale.INV_SQRT: 0, Scale.INV: 2}  # indices into 
 
 def draw_ablation(axes, runs: dict[tuple[Optimizer, int], RecallHistory], metric: str,
                   ylabel: str, reference: tuple[float, str] | None = None) -> None:
-    """Plot ``metric`` of :func:`sdpa.studies.run_ablation` on a grid (rows: optimisers,
+    """Plot ``metric`` of :func:`sdpa.ablation.run_ablation` on a grid (rows: optimisers,
     columns: d_k).
 
     Unit init: mean line and min-max band over seeds; default init: dashed mean.
@@ -67,25 +71,54 @@ def label_grid(axes, optimizers: list[Optimizer], d_ks: list[int], xlabel: str, 
                 ax.set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
     axes[0][0].figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7.5)
-def draw_tuning(ax, arms: list[TunedArm], ceiling: float, chance: float) -> None:
-    """One panel of final loss against learning rate for the ``arms`` of a tuning.
 
-    Per arm: the sweep's mean over seeds (line) and range (band), runs above ``ceiling``
-    (or diverged) drawn at it; the confirmation at the best rate (filled marker, mean and
-    range); the sweep's mean at the ablation's fixed rate (open marker). A dotted line at
-    chance.
-    """
-    for arm in arms:
-        color, rule = PALETTE[SCALE_COLORS[arm.rule]], arm.rule.label
-        shown = arm.sweep_loss.clamp(max=ceiling)  # inf (diverged) too
-        ax.plot(arm.lrs, shown.mean(1).tolist(), "-", marker=".", color=color, label=rule)
-        ax.fill_between(arm.lrs, shown.amin(1).tolist(), shown.amax(1).tolist(), color=color,
-                        alpha=0.2, lw=0)
-        confirm, mean = arm.confirm_loss, arm.confirm_loss.mean().item()
-        bar = [[mean - confirm.min().item()], [confirm.max().item() - mean]]
-        ax.errorbar([arm.best_lr], [mean], yerr=bar, fmt="o", color=color, ms=5, capsize=2,
-                    label=f"{rule}: best rate, {len(confirm)} fresh seeds")
-        ax.plot([arm.fixed_lr], [min(arm.fixed_loss.mean().item(), ceiling)], "o", mfc="none",
-                color=color, ms=7, label=f"{rule}: fixed rate")
-    ax.axhline(chance, color=INK, ls=":", lw=1, label="chance")
-    ax.set(xscale="log", yscale="log")
+
+#: The plane's colours: low loss blue, high loss red, through gold (the site's palette).
+LOSS_COLORS = LinearSegmentedColormap.from_list("loss", [PALETTE[0], PALETTE[5], PALETTE[3]])
+#: The markers of the rules' defaults and of the plane's best point.
+RULE_MARKERS = {Scale.NONE: "o", Scale.INV_SQRT: "^", Scale.INV: "s"}
+
+
+def draw_plane(ax, result: PlaneResult, norm: LogNorm):
+    """One (optimiser, d_k) of the plane: each point's final loss at its best shared rate
+    (a square per point, coloured on ``norm``), the rules' defaults (outlined markers) and
+    the choice seeds' best point (a star). Axes in steps of d_k^(-1/4): i (W_Q and W_K
+    start at d_k^(-i/4) times their unit-variance draw) right, j (they learn at d_k^(-j/4)
+    times the shared rate) up.
+    Returns the squares (for a colour bar)."""
+    i, j = zip(*result.points)
+    loss = result.surface.exp().tolist()  # geometric mean over the choice seeds
+    squares = ax.scatter(i, j, c=loss, cmap=LOSS_COLORS, norm=norm, marker="s", s=260,
+                         label="final loss at the best shared rate")
+    for rule, marker in RULE_MARKERS.items():
+        point = rule_step(rule, result.optimizer)
+        ax.scatter(*point, marker=marker, s=70, facecolors="none", edgecolors=INK, lw=1.2,
+                   label=f"{rule.label}: its default")
+    ax.scatter(*result.settings["best"][0], marker="*", s=90, color=INK, label="best point")
+    ax.set_xticks(sorted(set(i)))
+    ax.set_yticks(sorted(set(j)))
+    ax.margins(0.12)
+    return squares
+
+
+def loss_norm(results) -> LogNorm:
+    """One colour scale for the planes of ``results``: their best to their worst point."""
+    values = [v for r in results for v in r.surface.exp().tolist() if math.isfinite(v)]
+    return LogNorm(vmin=min(values), vmax=max(values))
+
+
+def draw_planes(axes, plane, results: dict) -> None:
+    """Every (optimiser, d_k) of ``plane`` whose whole grid was measured, one panel each
+    (rows: optimisers, columns: d_k), on one colour scale, with one colour bar and one
+    legend for the figure."""
+    axes = np.asarray(axes).reshape(len(plane.optimizers), len(plane.grid_d_ks))
+    norm = loss_norm([results[(o, d)] for o in plane.optimizers for d in plane.grid_d_ks])
+    for row, optimizer in zip(axes, plane.optimizers):
+        for ax, d_k in zip(row, plane.grid_d_ks):
+            squares = draw_plane(ax, results[(optimizer, d_k)], norm)
+            ax.set_title(f"{OPTIMIZER_LABELS[optimizer]}, d_k = {d_k}")
+            ax.set(xlabel="i: W_Q, W_K start × d_k^(−i/4)", ylabel="j: their rate × d_k^(−j/4)")
+    figure = axes[0][0].figure
+    figure.colorbar(squares, ax=axes, shrink=0.8).set_label("final loss (nats)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    figure.legend(handles[1:], labels[1:], loc="outside lower center", ncols=4, fontsize=7.5)

@@ -21,7 +21,7 @@ The model is :class:`sdpa.models.RecallHead` (or, with ``heads``, a
 Members share data and initial weights when they share a seed (a paired comparison), and
 differ in their arm and learning rate. Each member is one run of
 :func:`sdpa.training.train`, the plain loop on ``torch.optim``; the members train
-together as one :class:`sdpa.training.Ensemble`, which a test checks gives that loop's
+together as one :class:`sdpa.training.Members`, which a test checks gives that loop's
 losses. Experiments of one shape that differ only in optimiser, arms, learning rates and
 seeds can train as one ensemble, one optimiser per kind, Adam or SGD
 (:func:`run_recalls`): the same runs, in fewer and larger computations.
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,7 +43,7 @@ from sdpa.models import RecallBlock, RecallHead, RecallOutput, init_unit_varianc
 from sdpa.runtime import device as default_device
 from sdpa.runtime import memo, seeded
 from sdpa.tasks import RecallTask, recall_batches
-from sdpa.training import Ensemble, make_optimizer, member_losses, train
+from sdpa.training import Members, make_optimizer, member_losses, train, train_members, warmup_cosine
 
 Init = Literal["unit", "default"]
 Optimizer = Literal["adam", "sgd"]
@@ -102,6 +102,8 @@ class RecallExperiment:
     arms: tuple[Arm, ...] = (Arm(),)
     lrs: tuple[float, ...] = (1e-2,)
     seeds: tuple[int, ...] = (0, 1, 2)
+    schedule: Literal["constant", "cosine"] = "constant"  # cosine: warm-up, then decay to 0
+    warmup: int = 0  # steps of linear warm-up before the cosine
 
     @property
     def task(self) -> RecallTask:
@@ -207,80 +209,87 @@ class RecallHistory:
 # ------------------------------------------------------------------ the runs
 
 
-class _RecallRun:
-    """The members of experiments of one shape as one ensemble, with their data, on the
-    device; each experiment's members are one block of the ensemble (the experiments of
-    one optimiser share one)."""
+def _batches(experiments: tuple[RecallExperiment, ...], seed_of: torch.Tensor,
+             seeds: list[int], n_batches: int, device: torch.device) -> Iterator[tuple]:
+    """Each step's batch for every member, ``((query, pairs), target)`` with a leading
+    member axis: members of one seed share it. Every batch is drawn, and embedded, once."""
+    data = [recall_batches(experiments[0].task, s, n_batches).to(device) for s in seeds]
+    tokens = [d.tokens() for d in data]
+    # (seeds, batches, batch, ...): every batch of every seed
+    query = torch.stack([q for q, _ in tokens])
+    pairs = torch.stack([p for _, p in tokens])
+    target = torch.stack([d.target for d in data])
+    for t in range(n_batches):  # index_select: faster than x[seed_of, t]
+        query_t, pairs_t, target_t = (x[:, t].index_select(0, seed_of)
+                                      for x in (query, pairs, target))
+        yield (query_t, pairs_t), target_t
 
-    def __init__(self, experiments: tuple[RecallExperiment, ...], n_batches: int):
-        shapes = {dataclasses.replace(e, optimizer="adam", arms=(), lrs=(), seeds=())
-                  for e in experiments}
-        if len(shapes) != 1:
-            raise ValueError("experiments trained together differ in more than their optimiser, "
-                             "arms, learning rates and seeds")
-        self.experiments = experiments
-        self.device = default_device()
-        members = [(e, arm, lr, seed) for e in experiments for arm, lr, seed in e.members()]
-        # a member starts from its arm's draw for its seed, whatever its rate (and the shape
-        # is the run's): each (arm, seed) is drawn once
-        starts = {key: recall_model(experiments[0], *key)
-                  for key in dict.fromkeys((arm, seed) for _, arm, _, seed in members)}
-        self.models = [starts[arm, seed] for _, arm, _, seed in members]
-        names = [name for name, _ in self.models[0].named_parameters()]
-        lrs = [member_lrs(arm, lr, names) for _, arm, lr, _ in members]
-        self.blocks = [len(e.members()) for e in experiments]
-        self.ensemble = Ensemble(self.models, lrs, self.device, self.blocks)
-        seeds = list(dict.fromkeys(s for e in experiments for s in e.seeds))
-        data = [recall_batches(experiments[0].task, s, n_batches).to(self.device) for s in seeds]
-        tokens = [d.tokens() for d in data]
-        # (seeds, batches, batch, ...): every batch of every seed, embedded once
-        self.query = torch.stack([q for q, _ in tokens])
-        self.pairs = torch.stack([p for _, p in tokens])
-        self.target = torch.stack([d.target for d in data])
-        self.seed_of = torch.tensor([seeds.index(s) for *_, s in members], device=self.device)
 
-    def batch(self, t: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Batch ``t`` of every member (members of one seed share it)."""
-        query, pairs, target = (x[:, t].index_select(0, self.seed_of)  # (faster than x[s, t])
-                                for x in (self.query, self.pairs, self.target))
-        return query, pairs, target
+def recall_members(experiments: tuple[RecallExperiment, ...],
+                   n_batches: int) -> tuple[Members, Iterator[tuple]]:
+    """The members of experiments of one shape as one :class:`sdpa.training.Members` on the
+    device (each experiment's members one block), and ``n_batches`` batches for them."""
+    shapes = {dataclasses.replace(e, optimizer="adam", arms=(), lrs=(), seeds=())
+              for e in experiments}
+    if len(shapes) != 1:
+        raise ValueError("experiments trained together differ in more than their optimiser, "
+                         "arms, learning rates and seeds")
+    device = default_device()
+    members = [(e, arm, lr, seed) for e in experiments for arm, lr, seed in e.members()]
+    # a member starts from its arm's draw for its seed, whatever its rate (and the shape
+    # is the run's): each (arm, seed) is drawn once
+    starts = {key: recall_model(experiments[0], *key)
+              for key in dict.fromkeys((arm, seed) for _, arm, _, seed in members)}
+    models = [starts[arm, seed] for _, arm, _, seed in members]
+    names = [name for name, _ in models[0].named_parameters()]
+    rates = [member_lrs(arm, lr, names) for _, arm, lr, _ in members]
+    stacked = Members(models, rates, device, [len(e.members()) for e in experiments])
+    seeds = list(dict.fromkeys(s for e in experiments for s in e.seeds))
+    seed_of = torch.tensor([seeds.index(s) for *_, s in members], device=device)
+    return stacked, _batches(experiments, seed_of, seeds, n_batches, device)
 
-    def forward_backward(self, t: int) -> tuple[torch.Tensor, RecallOutput, torch.Tensor]:
-        """Forward and backward on batch ``t``: the member losses, outputs and targets."""
-        query, pairs, target = self.batch(t)
-        out = self.ensemble(query, pairs)
-        losses = member_losses(out.logits, target)
-        losses.sum().backward()  # members are independent: each gets its own loss's gradient
-        return losses, out, target
 
-    def measure(self, losses: torch.Tensor, out: RecallOutput,
-                target: torch.Tensor) -> RecallMetrics:
-        """Every metric of every member, from one step's forward and backward pass."""
-        grads, params = self.ensemble.grads(), self.ensemble.parameters()
-        scores = out.scores.detach()
-        return RecallMetrics(
-            loss=losses.detach(),
-            accuracy=(out.logits.argmax(-1) == target).float().mean(1),
-            entropy=entropy(out.attention.detach()).flatten(1).mean(1),  # (and over heads)
-            max_weight=out.attention.detach().amax(-1).flatten(1).mean(1),
-            max_logit=scores.abs().flatten(1).amax(1),
-            logit_var=scores.flatten(1).var(1),
-            grad_q=grads["W_Q.weight"].flatten(1).norm(dim=1),
-            grad_k=grads["W_K.weight"].flatten(1).norm(dim=1),
-            grad_v=grads["W_V.weight"].flatten(1).norm(dim=1),
-            scale=params["log_scale"].detach().exp(),
-        )
+def _recall_loss(out: RecallOutput, target: torch.Tensor) -> torch.Tensor:
+    return member_losses(out.logits, target)
 
-    def shaped(self, records: list[RecallMetrics]) -> list[RecallMetrics]:
-        """Stack records into CPU tensors (records, arms, lrs, seeds), one per experiment."""
-        fields = [f.name for f in dataclasses.fields(RecallMetrics)]
-        whole = {f: torch.stack([getattr(r, f) for r in records]).cpu() for f in fields}
-        out = []
-        for e, part in zip(self.experiments, zip(*[whole[f].split(self.blocks, 1)
-                                                   for f in fields])):
-            grid = (len(records), len(e.arms), len(e.lrs), len(e.seeds))
-            out.append(RecallMetrics(**{f: t.reshape(grid) for f, t in zip(fields, part)}))
-        return out
+
+def _metrics(members: Members, losses: torch.Tensor, out: RecallOutput,
+             target: torch.Tensor) -> RecallMetrics:
+    """Every metric of every member, from one step's forward and backward pass."""
+    grads, params = members.grads(), members.parameters()
+    return RecallMetrics(
+        loss=losses,
+        accuracy=(out.logits.argmax(-1) == target).float().mean(1),
+        entropy=entropy(out.attention).flatten(1).mean(1),  # (and over heads)
+        max_weight=out.attention.amax(-1).flatten(1).mean(1),
+        max_logit=out.scores.abs().flatten(1).amax(1),
+        logit_var=out.scores.flatten(1).var(1),
+        grad_q=grads["W_Q.weight"].flatten(1).norm(dim=1),
+        grad_k=grads["W_K.weight"].flatten(1).norm(dim=1),
+        grad_v=grads["W_V.weight"].flatten(1).norm(dim=1),
+        scale=params["log_scale"].detach().exp(),
+    )
+
+
+def _shaped(experiments: tuple[RecallExperiment, ...],
+            records: list[RecallMetrics]) -> list[RecallMetrics]:
+    """Stack records into CPU tensors (records, arms, lrs, seeds), one per experiment."""
+    fields = [f.name for f in dataclasses.fields(RecallMetrics)]
+    whole = {f: torch.stack([getattr(r, f) for r in records]).cpu() for f in fields}
+    blocks = [len(e.members()) for e in experiments]
+    out = []
+    for e, part in zip(experiments, zip(*[whole[f].split(blocks, 1) for f in fields])):
+        grid = (len(records), len(e.arms), len(e.lrs), len(e.seeds))
+        out.append(RecallMetrics(**{f: t.reshape(grid) for f, t in zip(fields, part)}))
+    return out
+
+
+def schedule(experiment: RecallExperiment,
+             optimizer: torch.optim.Optimizer) -> torch.optim.lr_scheduler.LRScheduler | None:
+    """The experiment's learning-rate schedule on ``optimizer`` (None: a constant rate)."""
+    if experiment.schedule == "constant":
+        return None
+    return warmup_cosine(optimizer, experiment.steps, experiment.warmup)
 
 
 @memo
@@ -294,32 +303,32 @@ def run_recalls(experiments: tuple[RecallExperiment, ...]) -> tuple[RecallHistor
     """Train experiments that differ only in optimiser, arms, learning rates and seeds as
     one ensemble, one optimiser per kind (fewer, larger computations: faster on a CPU).
     Members are independent, so each history is :func:`run_recall`'s; memoised."""
-    return _train_together(experiments)[1]
+    return train_recalls(experiments)[1]
 
 
-def _train_together(experiments: tuple[RecallExperiment, ...],
-                    ) -> tuple[_RecallRun, tuple[RecallHistory, ...]]:
-    """:func:`run_recalls`' work; the run's ensemble is returned too (its trained weights)."""
+def train_recalls(experiments: tuple[RecallExperiment, ...],
+                  ) -> tuple[Members, tuple[RecallHistory, ...]]:
+    """:func:`run_recalls`' work, through :func:`sdpa.training.train_members`; the trained
+    members are returned too (their weights)."""
     first = experiments[0]
-    run = _RecallRun(experiments, first.steps + 1)
+    members, batches = recall_members(experiments, first.steps + 1)
     # one optimiser per kind: its experiments' members at one learning rate share a group
     # (Adam and SGD update every number on its own, so grouping changes nothing else)
     kinds = dict.fromkeys(e.optimizer for e in experiments)
-    optimizers = [make_optimizer(kind, run.ensemble.param_groups(
+    optimizers = [make_optimizer(kind, members.param_groups(
         [block for block, e in enumerate(experiments) if e.optimizer == kind])) for kind in kinds]
+    schedules = [s for s in (schedule(first, o) for o in optimizers) if s is not None]
     records, steps = [], []
-    for t in range(first.steps + 1):
-        run.ensemble.zero_grad()
-        losses, out, target = run.forward_backward(t)
+
+    def measure(t: int, losses: torch.Tensor, out: RecallOutput, target: torch.Tensor) -> None:
         if t % first.record_every == 0 or t == first.steps:
-            with torch.no_grad():
-                records.append(run.measure(losses, out, target))
+            records.append(_metrics(members, losses, out, target))
             steps.append(t)
-        if t < first.steps:
-            for optimizer in optimizers:
-                optimizer.step()
-    return run, tuple(RecallHistory(e, torch.tensor(steps), metrics)
-                      for e, metrics in zip(experiments, run.shaped(records)))
+
+    train_members(members, optimizers, batches, _recall_loss, schedules=schedules,
+                  measure=measure, steps=first.steps)
+    return members, tuple(RecallHistory(e, torch.tensor(steps), metrics)
+                          for e, metrics in zip(experiments, _shaped(experiments, records)))
 
 
 def recall_loss(model: RecallHead | RecallBlock,
@@ -334,7 +343,7 @@ def train_member(experiment: RecallExperiment, arm: Arm, lr: float,
     """One member of ``experiment`` trained alone by the plain loop,
     :func:`sdpa.training.train`: the trained model and the loss of each of its steps.
 
-    The ensemble of :func:`run_recalls` computes exactly this for every member at once;
+    :func:`train_recalls` computes exactly this for every member at once;
     ``tests/test_library.py`` checks that both give the same losses and weights.
     """
     dev = default_device()
@@ -346,23 +355,26 @@ def train_member(experiment: RecallExperiment, arm: Arm, lr: float,
     # the draw of run_recalls, which measures one batch more after the last step
     data = recall_batches(experiment.task, seed, experiment.steps + 1).to(dev)
     batches = ((*data.tokens(t), data.target[t]) for t in range(experiment.steps))
-    return model, train(model, optimizer, batches, recall_loss)
+    return model, train(model, optimizer, batches, recall_loss, schedule(experiment, optimizer))
 
 
 @memo
 def recall_at_init(experiment: RecallExperiment, n_batches: int = 8) -> RecallHistory:
     """Every metric at initialisation, averaged over ``n_batches`` fresh batches.
 
-    One record (step 0); nothing is trained.
+    One record (step 0); nothing is trained: each batch's forward and backward pass is
+    measured as :func:`train_recalls` measures a step, and no step follows.
     """
-    run = _RecallRun((experiment,), n_batches)
+    members, batches = recall_members((experiment,), n_batches)
     records = []
-    for t in range(n_batches):
-        run.ensemble.zero_grad()
-        losses, out, target = run.forward_backward(t)
+    for inputs, target in batches:
+        out = members(*inputs)
+        losses = _recall_loss(out, target)
+        members.zero_grad()
+        losses.sum().backward()
         with torch.no_grad():
-            records.append(run.measure(losses, out, target))
-    mean = run.shaped(records)[0].map(lambda t: t.mean(0, keepdim=True))
+            records.append(_metrics(members, losses.detach(), out, target))
+    mean = _shaped((experiment,), records)[0].map(lambda t: t.mean(0, keepdim=True))
     return RecallHistory(experiment, torch.tensor([0]), mean)
 
 

@@ -8,17 +8,21 @@ then moved to :func:`device`. CPU and GPU runs therefore start from the same num
     x = torch.randn(256, 64, generator=g).to(sdpa.device())
 
 A snippet that draws nothing itself calls no :func:`seed`: the experiments it reads carry
-their seeds in their configurations. Importing this module pins the CPU thread count
-(:func:`fix_threads`), seeded or not.
+their seeds in their configurations.
+
+Importing this module (or any of the library) changes no global state. A run pins the CPU
+thread count (:func:`fix_threads`) where it starts: :func:`seed`, :func:`generator`,
+:func:`seeded`, :func:`device` and every memoised experiment (:func:`memo`) call it first,
+so a snippet computes with the same thread count however it was started.
 
 Every seed passes through this module, which adds the integer in ``SDPA_SEED_OFFSET``
 (default 0): ``SDPA_SEED_OFFSET=1`` reruns every snippet and experiment with every seed
 shifted by one, to check that a claim does not hang on one draw.
 
-A result depends on more than its configuration: on the seed offset, the device and the
-profile (the size of the experiments, ``quick`` or ``full``). :func:`memo` keys on all
-three, and every memoised experiment of the library uses it. The environment variables
-are named in :mod:`sdpa.env`.
+A result depends on more than its configuration: on the run's context
+(:func:`sdpa.env.run_context`: the device, the profile, the thread count and the seed
+offset). :func:`memo` keys on it, as the build's snippet cache does, and every memoised
+experiment of the library uses it. The environment variables are named in :mod:`sdpa.env`.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ F = TypeVar("F", bound=Callable)
 
 def device() -> torch.device:
     """CUDA when present, else the CPU; ``SDPA_DEVICE=cpu`` (or ``cuda``) overrides."""
+    fix_threads()
     wanted = env.wanted_device()
     if wanted:
         if wanted.startswith("cuda") and not torch.cuda.is_available():
@@ -68,6 +73,7 @@ seed_offset = env.seed_offset
 
 def generator(seed: int) -> torch.Generator:
     """A CPU generator seeded with ``seed`` plus the seed offset: draw here, then move."""
+    fix_threads()
     return torch.Generator().manual_seed(seed + seed_offset())
 
 
@@ -92,38 +98,51 @@ def seeded(seed: int) -> Iterator[None]:
     For code that draws from the global generator, such as building ``nn.Linear`` with
     its own initialisation: ``with seeded(3): layer = nn.Linear(64, 16)``.
     """
+    fix_threads()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed + seed_offset())
         yield
 
 
-def context() -> tuple[int, str, str]:
-    """What a result depends on besides its arguments: (seed offset, device, profile)."""
-    return seed_offset(), str(device()), profile()
+def context() -> tuple[tuple[str, str], ...]:
+    """What a result depends on besides its arguments (:func:`sdpa.env.run_context`)."""
+    return env.run_context(str(device()))
+
+
+class Results(dict):
+    """A memo's results, by key; it notes the keys read (a build's worker hands the results
+    a page's snippets read to the test session: ``sitebuild/keep.py``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: set = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
 
 
 def memo(function: F) -> F:
     """Remember ``function``'s results per process, keyed on its arguments (defaults
-    filled in, so ``f()`` and ``f(default)`` are one run) and on :func:`context`.
+    filled in, so ``f()`` and ``f(default)`` are one run) and on :func:`context`; a run
+    starts with the thread count pinned (:func:`fix_threads`).
 
     The arguments must be hashable: the experiments' frozen configurations are. Every
     snippet that asks for the same run, in the build or in the test session, shares it;
-    a run under another seed offset, device or profile is another result.
+    a run under another seed offset, device, profile or thread count is another result.
     """
     signature = inspect.signature(function)
-    results: dict = {}
+    results = Results()
 
     @functools.wraps(function)
     def remembered(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        key = (context(), tuple(bound.arguments.items()))
+        key = (context(), tuple(bound.arguments.items()))  # context() pins the threads
         if key not in results:
             results[key] = function(*args, **kwargs)
         return results[key]
 
+    remembered.results = results
     remembered.cache_clear = results.clear
     return remembered
-
-
-fix_threads()

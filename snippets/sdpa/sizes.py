@@ -11,75 +11,84 @@ What the full profile adds, and why:
 * five seeds where the quick build has two or three (the failure-modes ablation, the
   temperature study, the QK-norm sweep), so that every spread it quotes is estimated on at
   least five;
-* a tuning whose best rates are picked on three seeds, in windows of seven rates (two grid
-  steps wider), and confirmed on seven fresh seeds; the budget stays 150 steps, because
-  that budget is what the tuned verdicts are about;
-* the long runs that tell speed from capability: every head dimension, and the 4-head
-  block too, for 3,000 steps (the quick build runs one head dimension for 600).
+* the whole W_Q/W_K plane (5 x 5 points under Adam, 5 x 7 under SGD) at every head size,
+  where the quick build measures a 3 x 3 grid at d_k = 64 and only the rules' defaults
+  elsewhere; eight shared rates per point where it has three; choices on three seeds and
+  confirmations on seven fresh ones (quick: two and five);
+* the 4-head block's plane at d_k = 16 and 64 under both optimisers (quick: the rules'
+  defaults at d_k = 16, Adam);
+* budgets of 600 and 3,000 steps, re-tuned, at every head size under both optimisers and
+  in the block under Adam (quick: 600 steps at d_k = 64, Adam);
+* the starting spread at ten points, each rule with its own W_Q/W_K rate tuned too (quick:
+  six points, the shared rate alone).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sdpa.ablation import Ablation
 from sdpa.gpt import GPTSweep
+from sdpa.plane import Plane, SpreadStudy
+from sdpa.qk_norm import QK_NORM_ARMS
 from sdpa.runtime import profile
-from sdpa.studies import (QK_NORM_ARMS, Ablation, LearnedScaleStudy, PlateauStudy,
-                          TemperatureStudy, Tuning, block_tuning, own_rate_tuning)
+from sdpa.temperature import TemperatureStudy
+from sdpa.tuning import BudgetStudy, LearnedScaleStudy
 
 __all__ = ["SIZES", "Sizes", "sizes"]
 
 
 @dataclass(frozen=True)
 class Sizes:
-    """One profile's studies; the derived ones (own rate, block, learned scale) follow
-    from its tuning."""
+    """One profile's studies."""
 
     ablation: Ablation
     temperature: TemperatureStudy
     qk_norm: GPTSweep
-    tuning: Tuning
-    plateau: PlateauStudy
-    block_plateau: PlateauStudy | None  # the block run long (the full profile only)
-
-    @property
-    def own_rate(self) -> Tuning:
-        return own_rate_tuning(self.tuning)
-
-    @property
-    def block(self) -> Tuning:
-        return block_tuning(self.tuning)
-
-    @property
-    def block_own_rate(self) -> Tuning:
-        return block_tuning(self.own_rate)
-
-    @property
-    def learned_scale(self) -> LearnedScaleStudy:
-        """A learned scale above the best rate, on the tuning's confirmation seeds."""
-        return LearnedScaleStudy(steps=self.tuning.steps, seeds=self.tuning.confirm_seeds)
+    plane: Plane  # the one-head recall task
+    block_plane: Plane  # the 4-head block
+    spreads: SpreadStudy
+    budgets: BudgetStudy
+    block_budgets: BudgetStudy | None  # the block run long (the full profile only)
+    learned_scale: LearnedScaleStudy
 
 
-_QUICK_TUNING = Tuning()
-_FULL_TUNING = Tuning(points=7, sweep_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
 _FIVE = tuple(range(5))
+_QUICK_PLANE = Plane(rates=3)
+_FULL_PLANE = Plane(
+    grid_d_ks=(16, 64, 256), m_steps=(0, 1, 2, 3, 4),
+    r_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=8,
+    choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
+_FULL_BLOCK = Plane(
+    heads=4, d_ks=(16, 64), grid_d_ks=(16, 64), m_steps=(0, 1, 2, 3, 4),
+    r_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=3,
+    choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
 
 SIZES: dict[str, Sizes] = {
     "quick": Sizes(
         ablation=Ablation(),
         temperature=TemperatureStudy(),
         qk_norm=GPTSweep(arms=tuple(QK_NORM_ARMS.values())),
-        tuning=_QUICK_TUNING,
-        plateau=PlateauStudy(tuning=_QUICK_TUNING, d_ks=(64,), steps=600),
-        block_plateau=None,
+        plane=_QUICK_PLANE,
+        block_plane=Plane(heads=4, d_ks=(16,), grid_d_ks=(), optimizers=("adam",), rates=3),
+        spreads=SpreadStudy(plane=_QUICK_PLANE, spreads=(0.1,)),
+        budgets=BudgetStudy(plane=_QUICK_PLANE, budgets=(600,), d_ks=(64,),
+                            optimizers=("adam",)),
+        block_budgets=None,
+        learned_scale=LearnedScaleStudy(plane=_QUICK_PLANE),
     ),
     "full": Sizes(
         ablation=Ablation(seeds=_FIVE),
         temperature=TemperatureStudy(seeds=_FIVE),
         qk_norm=GPTSweep(arms=tuple(QK_NORM_ARMS.values()), seeds=_FIVE),
-        tuning=_FULL_TUNING,
-        plateau=PlateauStudy(tuning=_FULL_TUNING, d_ks=(16, 64, 256), steps=3000),
-        block_plateau=PlateauStudy(tuning=block_tuning(_FULL_TUNING), d_ks=(16,), steps=3000),
+        plane=_FULL_PLANE,
+        block_plane=_FULL_BLOCK,
+        spreads=SpreadStudy(plane=_FULL_PLANE, spreads=(0.1, 0.3, 1.0, 3.0, 10.0),
+                            r_steps=(-1, 0, 1, 2, 3)),
+        budgets=BudgetStudy(plane=_FULL_PLANE, budgets=(600, 3000), d_ks=(16, 64, 256)),
+        block_budgets=BudgetStudy(plane=_FULL_BLOCK, budgets=(600, 3000), d_ks=(16,),
+                                  optimizers=("adam",)),
+        learned_scale=LearnedScaleStudy(plane=_FULL_PLANE),
     ),
 }
 
@@ -87,4 +96,3 @@ SIZES: dict[str, Sizes] = {
 def sizes() -> Sizes:
     """The studies at the current profile's size."""
     return SIZES[profile()]
-

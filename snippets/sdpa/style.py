@@ -18,6 +18,20 @@ and an explorable one (drawn in the browser by ``docs/assets/explorable.js``)::
     <script type="application/json" class="sdpa-explorable-data">...</script> ... </figure>
 """
 
+import re
+
+#: A figure's name (its id on the page, its download's file name): lowercase letters,
+#: digits and ``-``.
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def checked_name(name: str) -> str:
+    """``name`` if it is a figure's name (:data:`NAME`), else ValueError."""
+    if not NAME.match(name):
+        raise ValueError(f"figure name {name!r}: use lowercase letters, digits and '-'")
+    return name
+
+
 #: Colour of text, axes and ticks; the site swaps it for ``currentColor`` so that the
 #: figure takes the page's foreground colour in light and in dark mode.
 INK = "#010203"

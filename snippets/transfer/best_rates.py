@@ -1,10 +1,11 @@
 """How each rule's best learning rate moves with d_k, against two predictions.
 
-The best rate of every (optimiser, d_k, rule) of the tuned sweeps (``run_tuning``), taken
-between grid points: the vertex of a parabola through the log loss at the best rate and
-its two neighbours. Relative to the 1/sqrt(d_k) rule's best rate, it should move as
+The best shared rate of every rule's default at every (optimiser, d_k) of the plane
+(``sdpa.plane.run_plane``: each default is a point of the plane, swept over the shared
+rates), taken between grid rates: the vertex of a parabola through the mean log loss at
+the best rate and its two neighbours. Relative to the 1/sqrt(d_k) rule's best rate, it should move as
 d_k^e, with e given by what the best rate keeps the same from one rule to the next
-(``sdpa.studies.predicted_lr_exponent``): W_Q and W_K's relative speed ("weights"), or
+(``sdpa.transfer.predicted_lr_exponent``): W_Q and W_K's relative speed ("weights"), or
 the logits' speed ("logits").
 """
 
@@ -14,45 +15,56 @@ import numpy as np
 import sdpa
 from sdpa.attention import Scale
 from sdpa.plots import SCALE_COLORS
+from sdpa.plane import rule_step, run_plane
 from sdpa.sizes import sizes
-from sdpa.studies import INVARIANTS, predicted_lr_exponent, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
+from sdpa.transfer import INVARIANTS, gradient_ratios, predicted_lr_exponent
 
-TUNING = sizes().tuning
+PLANE = sizes().plane
+RULES = tuple(Scale)
 
 
 def slope(d_ks, values):
     """The least-squares slope of log(value) against log(d_k)."""
-    return float(np.polyfit(np.log(d_ks), np.log(values), 1)[0])
+    return round(float(np.polyfit(np.log(d_ks), np.log(values), 1)[0]), 6)
 
 
-def transfer(tuning):
+def transfer(plane):
     """Per optimiser and rule: the best rate at each d_k, its slopes and the predictions."""
-    tuned = run_tuning(tuning)
+    planes = run_plane(plane)
+    gradients = gradient_ratios(plane)  # SGD's step ratio g at initialisation, per rule and d_k
     rows = []
-    for optimizer in tuning.optimizers:
-        best = {rule: [tuned[(optimizer, d, rule)].vertex_lr for d in tuning.d_ks]
-                for rule in tuning.rules}
-        for rule in tuning.rules:
+    for optimizer in plane.optimizers:
+        best = {rule: [planes[(optimizer, d)].vertex_lr(rule_step(rule, optimizer))
+                       for d in plane.d_ks] for rule in RULES}
+        for rule in RULES:
             ratio = [b / s for b, s in zip(best[rule], best[Scale.INV_SQRT])]
             rows.append({
                 "optimizer": optimizer, "rule": rule, "best": best[rule], "ratio": ratio,
-                "slope": slope(tuning.d_ks, best[rule]),
-                "relative_slope": slope(tuning.d_ks, ratio),
+                "slope": slope(plane.d_ks, best[rule]),
+                "relative_slope": slope(plane.d_ks, ratio),
                 "predicted": {i: predicted_lr_exponent(optimizer, rule, i) for i in INVARIANTS},
+                "gradient_slope": slope(plane.d_ks, [gradients[rule][d] for d in plane.d_ks]),
             })
+            rows[-1]["measured_g"] = {i: predicted_lr_exponent(
+                optimizer, rule, i, gradient_slope=rows[-1]["gradient_slope"]) for i in INVARIANTS}
     return rows
 
 
-result = transfer(TUNING)
-d_ks = list(TUNING.d_ks)
+result = transfer(PLANE)
+d_ks = list(PLANE.d_ks)
 at = {(r["optimizer"], r["rule"]): r for r in result}
 LABELS = {"weights": "W_Q, W_K speed", "logits": "logit speed"}
 STYLES = {"weights": "--", "logits": ":"}
 
 
 def predicted(r, invariant):
-    return "—" if r["rule"] is Scale.INV_SQRT else f"{r['predicted'][invariant]:+g}"
+    if r["rule"] is Scale.INV_SQRT:
+        return "—"
+    text = f"{r['predicted'][invariant]:+g}"
+    if r["optimizer"] == "sgd":  # with the gradient ratio measured at initialisation
+        text += f" ({r['measured_g'][invariant]:+.2f})"
+    return text
 
 
 print(
@@ -69,7 +81,9 @@ print(
         f"diverged). Slopes: least-squares fits of log rate against log d_k over d_k = "
         f"{', '.join(map(str, d_ks))}; 'relative' divides by the 1/√d_k rule's best rate "
         "first. Predicted: the relative slope if the best rate keeps W_Q and W_K's "
-        "relative speed the same, or the logits' speed.",
+        "relative speed the same, or the logits' speed; under SGD, in brackets, the same "
+        "prediction from the gradient ratio g measured at initialisation instead of the "
+        "factor's ratio (see the text).",
     )
 )
 
@@ -88,8 +102,8 @@ figure = sdpa.Figure(
     sharey=True,
 )
 with figure as panels:
-    for ax, optimizer in zip(panels, TUNING.optimizers):
-        for rule in TUNING.rules:
+    for ax, optimizer in zip(panels, PLANE.optimizers):
+        for rule in RULES:
             r, color = at[(optimizer, rule)], sdpa.PALETTE[SCALE_COLORS[rule]]
             ax.plot(d_ks, r["ratio"], "o-", color=color, label=f"{rule.label}: measured")
             if rule is Scale.INV_SQRT:

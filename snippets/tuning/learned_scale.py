@@ -2,10 +2,11 @@
 
 One recall head at d_k = 64 with the scale fixed at 1/sqrt(d_k), and with the scale
 learned from there (as log c, same optimiser and rate, no regularisation), at two
-learning rates above the tuned best of each optimiser (``sdpa.studies.LearnedScaleStudy``),
-on the tuning's confirmation seeds. Per arm and rate: the final loss, the largest logit
+learning rates one and two grid steps above the shared rate the plane chose for the
+1/sqrt(d_k) default (``sdpa.tuning.LearnedScaleStudy``), with the plane's warm-up and
+cosine schedule, on its fresh seeds. Per arm and rate: the final loss, the largest logit
 seen in training, the learned scale at the end relative to its start, and the runs that
-diverged (final loss NaN or above ten times chance, ``sdpa.studies.DIVERGED``).
+diverged (final loss NaN or above ten times chance, ``sdpa.ablation.DIVERGED``).
 """
 
 import math
@@ -13,29 +14,26 @@ import math
 import torch
 
 import sdpa
-from sdpa.attention import Scale
+from sdpa.ablation import DIVERGED, final_loss
 from sdpa.recall import run_recalls
 from sdpa.sizes import sizes
-from sdpa.studies import DIVERGED, final_loss, run_tuning
 from sdpa.training import OPTIMIZER_LABELS
 
 STUDY = sizes().learned_scale
-TUNING = sizes().tuning
 
 
-def learned_scale(study, tuning):
-    """Each arm and rate of ``study``, against the best rate ``tuning`` found."""
-    tuned = run_tuning(tuning)
+def learned_scale(study):
+    """Each arm and rate of ``study``, above the best shared rate of 1/sqrt(d_k)."""
     rows = []
-    for (optimizer, lrs), history in zip(study.rates, run_recalls(study.experiments())):
+    for optimizer, history in zip(study.plane.optimizers, run_recalls(study.experiments())):
         chance = math.log(history.experiment.n_values)
-        best = tuned[(optimizer, study.d_k, Scale.INV_SQRT)].best_lr
+        lrs = study.rates(optimizer)
         for arm in (study.fixed, study.learned):
-            for lr in lrs:
+            for lr, k in zip(lrs, study.above):
                 curves = history.arm(arm, lr)
-                loss = final_loss(curves, tuning.last, chance)
+                loss = final_loss(curves, study.plane.last, chance)
                 rows.append({
-                    "optimizer": optimizer, "lr": lr, "times_best": lr / best,
+                    "optimizer": optimizer, "lr": lr, "times_best": 10 ** (k / study.plane.per_decade),
                     "learned": arm.learn_scale, "final_loss": loss, "diverged": loss.isinf(),
                     "max_logit": torch.nan_to_num(curves.max_logit, nan=math.inf).amax(0),
                     "scale_ratio": curves.scale[-1] / curves.scale[0],
@@ -43,7 +41,7 @@ def learned_scale(study, tuning):
     return rows
 
 
-result = learned_scale(STUDY, TUNING)
+result = learned_scale(STUDY)
 
 
 def loss(r):
@@ -66,7 +64,7 @@ def logit(r):
     return "—" if len(kept) == 0 else f"{kept.median().item():.0f}"
 
 
-n_seeds = len(STUDY.seeds)
+n_seeds = len(STUDY.plane.confirm_seeds)
 print(
     sdpa.markdown_table(
         ["optimiser", "learning rate", "× best rate", "scale", "final loss", "largest logit",
@@ -76,8 +74,9 @@ print(
           logit(r), scale(r), f"{int(r['diverged'].sum())}/{n_seeds}")
          for r in sorted(result, key=lambda r: (r["optimizer"], r["lr"], r["learned"]))],
         align="lrrllrlr",
-        caption=f"One head, d_k = {STUDY.d_k}, {STUDY.steps} steps, {n_seeds} seeds per "
-        "row. × best rate: the learning rate over the 1/√d_k rule's tuned best (table above). "
+        caption=f"One head, d_k = {STUDY.d_k}, {STUDY.plane.steps} steps, {n_seeds} seeds per "
+        "row. × best rate: the learning rate over the shared rate the plane chose for the "
+        "1/√d_k default. "
         "Final loss: mean ± std over the runs that did not diverge; largest logit: the largest "
         "|softmax input| over training, median over the runs that did not diverge; diverged: "
         f"final loss NaN or above {DIVERGED} times chance.",

@@ -1,0 +1,394 @@
+"""The W_Q/W_K plane: every scale rule as one point of one plane, and the plane measured.
+
+A logit factor is the same as a rescaling of W_Q and W_K (the temperature page proves it
+step by step). Take the head *without* a factor, and two multipliers: ``m`` on W_Q's and
+W_K's initial standard deviation, ``r`` on their learning rate (every other weight at the
+shared rate). A head with factor ``s`` at (m, r) computes, step for step, what the
+unscaled head computes at
+
+* (m sqrt(s), r sqrt(s)) under Adam, with Adam's epsilon for W_Q and W_K divided by
+  sqrt(s) (:func:`identity_runs`; with one epsilon for every weight the two runs differ by
+  a perturbation far below the gradients' size, which training then amplifies as it
+  amplifies any);
+* (m sqrt(s), r s) under SGD.
+
+When d_k^(1/4) is a power of two (d_k = 16, 256) both hold bit for bit.
+
+So one plane of the unscaled head holds every rule. Writing m = d_k^(-i/4) and
+r = d_k^(-j/4), the rules' defaults (m = r = 1 with their factor) sit at integer steps
+(i, j): no factor at (0, 0); 1/sqrt(d_k) at (1, 1) under Adam and (1, 2) under SGD; 1/d_k
+at (2, 2) and (2, 4). A :class:`Plane` measures the final loss on a grid of such steps,
+each point at every shared rate of a window, on the choice seeds; :func:`run_plane` picks
+each rule's default at its best shared rate and the plane's best point, and reruns them
+on fresh seeds. The shared rate is tuned for every point of the plane alike.
+
+The muP family treats the same multiplier as a hyperparameter swept on a small proxy
+model (u-muP: Blake et al., ICLR 2025, arXiv 2407.17465); the plane is that sweep, at
+three widths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import torch
+
+from sdpa.ablation import Ablation, final_loss
+from sdpa.attention import Scale
+from sdpa.language import logit_spread
+from sdpa.recall import (Arm, Optimizer, RecallExperiment, member_lrs, recall_loss, recall_model,
+                         run_recalls, schedule)
+from sdpa.runtime import memo
+from sdpa.stats import Interval, paired
+from sdpa.tables import markdown_table
+from sdpa.tasks import recall_batches
+from sdpa.training import OPTIMIZER_LABELS, make_optimizer, train
+
+#: Each rule's factor as a power of d_k: s = d_k^(-a).
+EXPONENTS = {Scale.NONE: 0.0, Scale.INV_SQRT: 0.5, Scale.INV: 1.0}
+#: The plane's steps are quarter powers of d_k: m = d_k^(-i/4), r = d_k^(-j/4).
+STEP = 0.25
+
+
+def rule_step(rule: Scale, optimizer: Optimizer) -> tuple[int, int]:
+    """Where ``rule``'s default lies on the plane, in steps (i, j) of d_k^(-1/4)."""
+    a = EXPONENTS[rule]
+    i = round(a / 2 / STEP)  # m = sqrt(s) = d_k^(-a/2)
+    j = i if optimizer == "adam" else 2 * i  # r = sqrt(s) (Adam) or s (SGD)
+    return i, j
+
+
+def multiplier(d_k: int, steps: float) -> float:
+    """d_k^(-steps/4): a plane coordinate from its steps."""
+    return d_k ** (-steps * STEP)
+
+
+def plane_arm(d_k: int, point: tuple[int, int]) -> Arm:
+    """The unscaled head at ``point`` = (i, j): W_Q and W_K start d_k^(-i/4) times their
+    unit-variance draw and learn at d_k^(-j/4) times the shared rate."""
+    m, r = (multiplier(d_k, s) for s in point)
+    return Arm(Scale.NONE, q_init=m, k_init=m, lr_q=r, lr_k=r)
+
+
+@dataclass(frozen=True)
+class Plane:
+    """The grid of (m, r) points, the shared rates and the seeds, for one model shape.
+
+    ``ablation`` gives the task and the one-head model (with ``heads``, a
+    :class:`sdpa.models.RecallBlock` of that many heads of d_k); ``steps`` the budget, with
+    a linear warm-up over ``warmup`` of them (a fraction) and a cosine decay to zero. At
+    every d_k of ``grid_d_ks`` the whole grid ``m_steps`` x ``r_steps`` is measured;
+    elsewhere the rules' defaults alone. Every point trains at each of ``rates`` shared
+    rates spaced by 10^(1/per_decade) around the optimiser's centre.
+    """
+
+    ablation: Ablation = Ablation()
+    heads: int | None = None
+    steps: int = 150
+    warmup: float = 0.1
+    d_ks: tuple[int, ...] = (16, 64, 256)
+    grid_d_ks: tuple[int, ...] = (64,)
+    optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
+    m_steps: tuple[int, ...] = (0, 1, 2)
+    #: the r steps of each optimiser's grid
+    r_steps: tuple[tuple[Optimizer, tuple[int, ...]], ...] = (
+        ("adam", (0, 1, 2)), ("sgd", (0, 2, 4)))
+    per_decade: int = 3
+    rates: int = 5
+    #: (optimiser, k): the shared rates' centre is 10^(k / per_decade)
+    centres: tuple[tuple[Optimizer, int], ...] = (("adam", -5), ("sgd", 0))
+    choose_seeds: tuple[int, ...] = (0, 1)
+    confirm_seeds: tuple[int, ...] = (2, 3, 4, 5, 6)
+    last: int = 8  # the final loss is the mean of the last `last` records
+    record_every: int = 5
+
+    def points(self, optimizer: Optimizer, d_k: int) -> tuple[tuple[int, int], ...]:
+        """The (i, j) steps measured at ``d_k``: the grid, or the rules' defaults."""
+        if d_k in self.grid_d_ks:
+            return tuple((i, j) for i in self.m_steps for j in dict(self.r_steps)[optimizer])
+        return tuple(rule_step(rule, optimizer) for rule in Scale)
+
+    def lrs(self, optimizer: Optimizer) -> tuple[float, ...]:
+        """The shared rates every point trains at."""
+        centre = dict(self.centres)[optimizer]
+        half = self.rates // 2
+        return tuple(10 ** ((centre + k) / self.per_decade) for k in range(-half, self.rates - half))
+
+    def experiment(self, optimizer: Optimizer, d_k: int, arms: tuple[Arm, ...],
+                   lrs: tuple[float, ...], seeds: tuple[int, ...],
+                   steps: int | None = None) -> RecallExperiment:
+        """``arms`` x ``lrs`` x ``seeds`` in this plane's setup (``steps``: its own budget,
+        with the warm-up the same fraction of it)."""
+        steps = steps or self.steps
+        base = dataclasses.replace(
+            self.ablation.experiment(optimizer, lrs[0], d_k), arms=arms, lrs=lrs, seeds=seeds,
+            steps=steps, record_every=self.record_every, schedule="cosine",
+            warmup=round(self.warmup * steps))
+        if self.heads is not None:
+            base = dataclasses.replace(base, heads=self.heads, d_model=self.heads * d_k)
+        return base
+
+    def sweep(self, optimizer: Optimizer, d_k: int) -> RecallExperiment:
+        """Every point at every shared rate, on the choice seeds."""
+        arms = tuple(plane_arm(d_k, p) for p in self.points(optimizer, d_k))
+        return self.experiment(optimizer, d_k, arms, self.lrs(optimizer), self.choose_seeds)
+
+
+#: The names of a plane's confirmed settings: each rule's default, and the plane's best.
+SETTINGS = ("none", "inv_sqrt", "inv", "best")
+_RULES = {"none": Scale.NONE, "inv_sqrt": Scale.INV_SQRT, "inv": Scale.INV}
+
+
+@dataclass(frozen=True)
+class PlaneResult:
+    """One (optimiser, d_k) of a plane: the choice seeds' losses at every point and shared
+    rate, and the confirmed settings on the fresh seeds.
+
+    Losses are final losses (the mean of the last records; inf where a run diverged).
+    """
+
+    optimizer: Optimizer
+    d_k: int
+    points: tuple[tuple[int, int], ...]
+    lrs: tuple[float, ...]
+    loss: torch.Tensor  # (points, lrs, choose seeds)
+    chance: float
+    #: name -> (point, shared rate) of each confirmed setting (SETTINGS)
+    settings: dict[str, tuple[tuple[int, int], float]]
+    #: name -> (confirm seeds,) final loss of the rule itself (or the best point) there
+    confirm: dict[str, torch.Tensor]
+
+    @property
+    def log_loss(self) -> torch.Tensor:
+        """(points, lrs) the mean log final loss over the choice seeds (inf if one diverged)."""
+        return self.loss.log().mean(-1)
+
+    @property
+    def surface(self) -> torch.Tensor:
+        """(points,) each point at its best shared rate: mean log final loss."""
+        return self.log_loss.amin(-1)
+
+    def best_lr(self, point: tuple[int, int]) -> float:
+        """The shared rate the choice seeds prefer at ``point``."""
+        return self.lrs[int(self.log_loss[self.points.index(point)].argmin())]
+
+    def vertex_lr(self, point: tuple[int, int]) -> float:
+        """The best shared rate at ``point`` between grid rates: the vertex of the parabola
+        through the mean log loss at the best rate and its two neighbours, in log rate (the
+        grid rate itself at the window's edge or next to a diverged run)."""
+        curve = self.log_loss[self.points.index(point)]
+        i = int(curve.argmin())
+        if not 0 < i < len(self.lrs) - 1 or not torch.isfinite(curve[i - 1: i + 2]).all():
+            return self.lrs[i]
+        left, mid, right = curve[i - 1: i + 2].tolist()
+        shift = 0.5 * (left - right) / (left - 2 * mid + right)  # in grid steps, |.| <= 1/2
+        return self.lrs[i] * (self.lrs[i + 1] / self.lrs[i]) ** shift
+
+    def interior(self, name: str) -> bool:
+        """Whether a setting's shared rate lies strictly inside the window, and (for the
+        plane's best) its point strictly inside the grid."""
+        point, lr = self.settings[name]
+        inside = 0 < self.lrs.index(lr) < len(self.lrs) - 1
+        if name == "best":
+            m_steps = sorted({i for i, _ in self.points})
+            r_steps = sorted({j for _, j in self.points})
+            inside &= m_steps[0] < point[0] < m_steps[-1] and r_steps[0] < point[1] < r_steps[-1]
+        return inside
+
+    def multipliers(self, point: tuple[int, int]) -> tuple[float, float]:
+        """(m, r) of a point."""
+        return multiplier(self.d_k, point[0]), multiplier(self.d_k, point[1])
+
+    def versus_best(self, name: str) -> Interval:
+        """A confirmed setting's loss over the best point's, seed by seed: the mean
+        difference of log losses and its t interval."""
+        return paired(self.confirm[name], self.confirm["best"], log=True)
+
+
+#: How tables name the confirmed settings.
+SETTING_LABELS = {"none": Scale.NONE.label, "inv_sqrt": Scale.INV_SQRT.label,
+                  "inv": Scale.INV.label, "best": "best point"}
+
+
+def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResult]) -> str:
+    """The confirmed settings of every (optimiser, d_k) as a Markdown table: each rule's
+    default and the best point, their shared rate, loss and ratio to the best point."""
+    def ratio(r: PlaneResult, name: str) -> str:
+        if name == "best":
+            return "1"
+        v = r.versus_best(name)
+        return f"×{math.exp(v.mean):.2f} [{math.exp(v.low):.2f}, {math.exp(v.high):.2f}]"
+
+    rows = []
+    for (optimizer, d_k), r in results.items():
+        for name in SETTINGS:
+            point, lr = r.settings[name]
+            loss = r.confirm[name]
+            rows.append((OPTIMIZER_LABELS[optimizer], d_k, SETTING_LABELS[name], f"{point}",
+                         f"{lr:.3g}" + ("" if r.interior(name) else " (edge)"),
+                         f"{loss.log().mean().exp().item():.3g} "
+                         f"({loss.min().item():.2g}–{loss.max().item():.2g})", ratio(r, name)))
+    return markdown_table(
+        ["optimiser", "d_k", "setting", "point (i, j)", "shared rate",
+         "final loss, geometric mean (min–max)", "over the best point, paired"], rows,
+        align="lrllrrr",
+        caption=f"Each rule's default and the plane's best point, rerun on "
+        f"{len(plane.confirm_seeds)} fresh seeds at the shared rate the "
+        f"{len(plane.choose_seeds)} choice seeds chose. Last column: the setting's loss over "
+        "the best point's, seed by seed, with a 95% t interval. (edge): the chosen rate, or "
+        "the best point, lies on the edge of what was measured.")
+
+
+def _choose(plane: Plane, optimizer: Optimizer, d_k: int,
+            loss: torch.Tensor) -> dict[str, tuple[tuple[int, int], float]]:
+    points = plane.points(optimizer, d_k)
+    log_loss = loss.log().mean(-1)
+    lrs = plane.lrs(optimizer)
+    settings = {}
+    for name, rule in _RULES.items():
+        p = points.index(rule_step(rule, optimizer))
+        settings[name] = (points[p], lrs[int(log_loss[p].argmin())])
+    p, i = divmod(int(log_loss.argmin()), len(lrs))
+    settings["best"] = (points[p], lrs[i])
+    return settings
+
+
+def _confirmation(plane: Plane, optimizer: Optimizer, d_k: int, name: str,
+                  setting: tuple[tuple[int, int], float]) -> RecallExperiment:
+    point, lr = setting
+    arm = Arm(_RULES[name]) if name in _RULES else plane_arm(d_k, point)
+    return plane.experiment(optimizer, d_k, (arm,), (lr,), plane.confirm_seeds)
+
+
+@memo
+def run_plane(plane: Plane) -> dict[tuple[Optimizer, int], PlaneResult]:
+    """Measure the plane at every (optimiser, d_k); choose on the choice seeds and confirm
+    on the fresh ones. One ensemble per d_k and stage. Memoised."""
+    out = {}
+    for d_k in plane.d_ks:
+        sweeps = run_recalls(tuple(plane.sweep(opt, d_k) for opt in plane.optimizers))
+        chance = math.log(sweeps[0].experiment.n_values)
+        losses = [final_loss(s.metrics, plane.last, chance) for s in sweeps]  # (points, lrs, seeds)
+        chosen = [_choose(plane, opt, d_k, loss) for opt, loss in zip(plane.optimizers, losses)]
+        confirms = run_recalls(tuple(
+            _confirmation(plane, opt, d_k, name, settings[name])
+            for opt, settings in zip(plane.optimizers, chosen) for name in SETTINGS))
+        confirmed = iter(final_loss(c.metrics, plane.last, chance)[0, 0] for c in confirms)
+        for opt, loss, settings in zip(plane.optimizers, losses, chosen):
+            out[(opt, d_k)] = PlaneResult(
+                optimizer=opt, d_k=d_k, points=plane.points(opt, d_k), lrs=plane.lrs(opt),
+                loss=loss, chance=chance, settings=settings,
+                confirm={name: next(confirmed) for name in SETTINGS})
+    return {(opt, d_k): out[(opt, d_k)] for opt in plane.optimizers for d_k in plane.d_ks}
+
+
+# ------------------------------------------------------------------ the starting spread
+
+
+#: Starting spreads to match, by name: the std of an unscaled logit at initialisation, for
+#: heads of 64 (128 for the 7B model). GPT-2's N(0, 0.02^2) at three widths
+#: (:func:`sdpa.language.logit_spread`), PyTorch's ``nn.Linear`` default (component
+#: variance 1/3, so sqrt(d_head) / 3) and unit variance (sqrt(d_head)).
+NAMED_SPREADS: tuple[tuple[str, float], ...] = (
+    ("GPT-2's init at this site's language model (d_model 128)", logit_spread(128, 64)),
+    ("GPT-2 small (d_model 768)", logit_spread(768, 64)),
+    ("PyTorch's nn.Linear default", math.sqrt(64) / 3),
+    ("unit variance", math.sqrt(64)),
+    ("a 7B model (d_model 4096, d_head 128)", logit_spread(4096, 128)),
+)
+
+
+@dataclass(frozen=True)
+class SpreadStudy:
+    """Dropping the factor at each starting spread: the unscaled head and the 1/sqrt(d_k)
+    head from the same weights, W_Q and W_K drawn m times their unit-variance draw, so that
+    the unscaled logits start with standard deviation ``spread`` (m^2 sqrt(d_k) = spread).
+
+    Each rule is tuned alike: its shared rate over the plane's window and its W_Q/W_K rate
+    multiplier over d_k^(-j/4), j in ``r_steps``, around its own default (1), on the
+    plane's choice seeds; the best setting is rerun on the fresh seeds, where the two rules
+    are compared seed by seed. What is matched is the logits' spread at the start; the
+    rest of the head (W_V, W_O) starts as the plane's does.
+    """
+
+    plane: Plane = Plane()
+    d_k: int = 64
+    optimizer: Optimizer = "adam"
+    spreads: tuple[float, ...] = (0.1, 1.0, 10.0)
+    named: tuple[tuple[str, float], ...] = NAMED_SPREADS
+    r_steps: tuple[int, ...] = (0,)
+
+    @property
+    def all_spreads(self) -> tuple[float, ...]:
+        return tuple(sorted({*self.spreads, *(x for _, x in self.named)}))
+
+    def m(self, spread: float) -> float:
+        return math.sqrt(spread / math.sqrt(self.d_k))
+
+    def arms(self, rule: Scale, spread: float) -> tuple[Arm, ...]:
+        m = self.m(spread)
+        return tuple(Arm(rule, q_init=m, k_init=m, lr_q=multiplier(self.d_k, j),
+                         lr_k=multiplier(self.d_k, j)) for j in self.r_steps)
+
+
+@dataclass(frozen=True)
+class SpreadResult:
+    """Per spread: each rule's confirmed final loss (fresh seeds) at its chosen setting."""
+
+    study: SpreadStudy
+    spreads: tuple[float, ...]
+    chosen: dict[tuple[Scale, float], tuple[Arm, float]]  # (rule, spread) -> (arm, rate)
+    confirm: dict[tuple[Scale, float], torch.Tensor]  # (rule, spread) -> (confirm seeds,)
+
+
+@memo
+def run_spreads(study: SpreadStudy) -> SpreadResult:
+    """Tune both rules at every spread on the choice seeds, then confirm. One ensemble per
+    stage. Memoised."""
+    p, rules = study.plane, (Scale.NONE, Scale.INV_SQRT)
+    keys = [(rule, x) for x in study.all_spreads for rule in rules]
+    lrs = p.lrs(study.optimizer)
+    sweeps = run_recalls(tuple(p.experiment(study.optimizer, study.d_k, study.arms(*key), lrs,
+                                            p.choose_seeds) for key in keys))
+    chance = math.log(sweeps[0].experiment.n_values)
+    chosen = {}
+    for key, sweep in zip(keys, sweeps):
+        log_loss = final_loss(sweep.metrics, p.last, chance).log().mean(-1)  # (arms, lrs)
+        a, i = divmod(int(log_loss.argmin()), len(lrs))
+        chosen[key] = (sweep.experiment.arms[a], lrs[i])
+    confirms = run_recalls(tuple(p.experiment(study.optimizer, study.d_k, (arm,), (lr,),
+                                              p.confirm_seeds) for arm, lr in chosen.values()))
+    return SpreadResult(study=study, spreads=study.all_spreads, chosen=chosen, confirm={
+        key: final_loss(c.metrics, p.last, chance)[0, 0] for key, c in zip(keys, confirms)})
+
+
+# ------------------------------------------------------------------ the identity
+
+
+def identity_runs(plane: Plane, optimizer: Optimizer, d_k: int, rule: Scale = Scale.INV_SQRT,
+                  seed: int = 0, eps: float = 1e-8) -> tuple[list[float], list[float]]:
+    """The identity the plane rests on, run by the plain loop (:func:`sdpa.training.train`):
+    the losses of ``rule``'s default and of the unscaled head at its point of the plane,
+    from the same draw and data, at the plane's first shared rate of ``optimizer``.
+
+    Under Adam the unscaled head's W_Q and W_K get epsilon divided by sqrt(s) (their
+    gradients are 1/sqrt(s) times larger); under SGD nothing changes but the rates.
+    """
+    experiment = plane.experiment(optimizer, d_k, (Arm(rule),), plane.lrs(optimizer)[:1], (seed,))
+    point = plane_arm(d_k, rule_step(rule, optimizer))
+    s = rule.factor(d_k)
+    out = []
+    for arm, qk_eps in ((Arm(rule), eps), (point, eps / math.sqrt(s))):
+        model = recall_model(experiment, arm, seed)
+        rates = member_lrs(arm, experiment.lrs[0], [n for n, _ in model.named_parameters()])
+        groups = [{"params": [model.get_parameter(n)], "lr": lr,
+                   **({"eps": qk_eps if n in ("W_Q.weight", "W_K.weight") else eps}
+                      if optimizer == "adam" else {})}
+                  for n, lr in rates.items() if lr is not None]
+        optimizer_ = make_optimizer(optimizer, groups)
+        data = recall_batches(experiment.task, seed, experiment.steps)
+        batches = ((*data.tokens(t), data.target[t]) for t in range(experiment.steps))
+        out.append(train(model, optimizer_, batches, recall_loss, schedule(experiment, optimizer_)))
+    return out[0], out[1]

@@ -1,0 +1,127 @@
+"""The tuned-comparisons page's other studies: speed apart from capability (each budget
+re-tuned), and a learned logit scale at learning rates above the best.
+
+Both start from the plane's setup (:class:`sdpa.plane.Plane`): the recall task, the model,
+the warm-up and cosine schedule, the shared rates and the seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from sdpa.ablation import final_loss
+from sdpa.attention import Scale
+from sdpa.plane import SETTINGS, Plane, plane_arm, run_plane
+from sdpa.recall import Arm, Optimizer, RecallExperiment, run_recalls
+from sdpa.runtime import memo
+
+# ------------------------------------------------------------------ speed or capability
+
+
+@dataclass(frozen=True)
+class BudgetStudy:
+    """Is "ends higher after 150 steps" about speed or about what a head can learn?
+
+    At every budget of ``budgets`` (steps, each with the plane's warm-up fraction and a
+    cosine decay to zero over that budget), each rule's default and the plane's best point
+    (chosen at the plane's own budget) are re-tuned: shared rates 10^(k / per_decade) times
+    the rate the plane chose for that setting, k in ``shifts`` (a longer run tends to want
+    a lower peak rate), on the choice seeds, the best rerun on the fresh seeds. The plane
+    itself is the first budget.
+    """
+
+    plane: Plane = Plane()
+    budgets: tuple[int, ...] = (600,)
+    d_ks: tuple[int, ...] = (64,)
+    optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
+    shifts: tuple[int, ...] = (-3, -2, -1, 0, 1)
+
+    def lrs(self, optimizer: Optimizer, d_k: int, name: str) -> tuple[float, ...]:
+        """The shared rates a setting sweeps at the longer budgets."""
+        _, lr = run_plane(self.plane)[(optimizer, d_k)].settings[name]
+        return tuple(lr * 10 ** (k / self.plane.per_decade) for k in self.shifts)
+
+    def arms(self, optimizer: Optimizer, d_k: int) -> dict[str, Arm]:
+        """The arms re-tuned at each budget, by setting name (:data:`sdpa.plane.SETTINGS`)."""
+        best, _ = run_plane(self.plane)[(optimizer, d_k)].settings["best"]
+        return {"none": Arm(Scale.NONE), "inv_sqrt": Arm(Scale.INV_SQRT),
+                "inv": Arm(Scale.INV), "best": plane_arm(d_k, best)}
+
+
+@dataclass(frozen=True)
+class BudgetRun:
+    """One setting re-tuned at one budget: its chosen rate and its loss on fresh seeds."""
+
+    lr: float
+    choose_loss: torch.Tensor  # (lrs,) mean log final loss on the choice seeds
+    confirm: torch.Tensor  # (confirm seeds,) final loss at the chosen rate
+    interior: bool  # the chosen rate lies strictly inside the window
+
+
+@memo
+def run_budgets(study: BudgetStudy) -> dict[tuple[int, Optimizer, int, str], BudgetRun]:
+    """Every (budget, optimiser, d_k, setting): re-tuned and confirmed. The plane's own
+    budget is read from :func:`sdpa.plane.run_plane`; each longer budget and d_k is one
+    ensemble per stage. Memoised."""
+    p = study.plane
+    out = {}
+    for (optimizer, d_k), result in run_plane(p).items():
+        if d_k in study.d_ks and optimizer in study.optimizers:
+            for name in SETTINGS:
+                point, lr = result.settings[name]
+                out[(p.steps, optimizer, d_k, name)] = BudgetRun(
+                    lr=lr, choose_loss=result.log_loss[result.points.index(point)],
+                    confirm=result.confirm[name], interior=result.interior(name))
+    for steps in study.budgets:
+        for d_k in study.d_ks:
+            keys = [(opt, name, arm, study.lrs(opt, d_k, name)) for opt in study.optimizers
+                    for name, arm in study.arms(opt, d_k).items()]
+            sweeps = run_recalls(tuple(p.experiment(opt, d_k, (arm,), lrs, p.choose_seeds, steps)
+                                       for opt, _, arm, lrs in keys))
+            chance = math.log(sweeps[0].experiment.n_values)
+            choose = [final_loss(s.metrics, p.last, chance)[0].log().mean(-1) for s in sweeps]
+            picks = [int(c.argmin()) for c in choose]
+            confirms = run_recalls(tuple(
+                p.experiment(opt, d_k, (arm,), (lrs[i],), p.confirm_seeds, steps)
+                for (opt, _, arm, lrs), i in zip(keys, picks)))
+            for (opt, name, _, lrs), c, i, confirm in zip(keys, choose, picks, confirms):
+                out[(steps, opt, d_k, name)] = BudgetRun(
+                    lr=lrs[i], choose_loss=c,
+                    confirm=final_loss(confirm.metrics, p.last, chance)[0, 0],
+                    interior=0 < i < len(c) - 1)
+    return out
+
+
+# ------------------------------------------------------------------ a learned temperature
+
+
+@dataclass(frozen=True)
+class LearnedScaleStudy:
+    """A learned logit scale against the fixed 1/sqrt(d_k), at learning rates above the best.
+
+    The learned arm starts at c = 1/sqrt(d_k) and learns log c with the weights (same
+    optimiser and rate, no weight decay or other regularisation). The plane's setup at one
+    head dimension, at ``above`` grid steps over the shared rate the plane chose for the
+    1/sqrt(d_k) default, on the plane's fresh seeds; both arms and both optimisers train as
+    one ensemble.
+    """
+
+    plane: Plane = Plane()
+    d_k: int = 64
+    above: tuple[int, ...] = (1, 2)
+    fixed: Arm = Arm(Scale.INV_SQRT)
+    learned: Arm = Arm(Scale.INV_SQRT, learn_scale=True)
+
+    def rates(self, optimizer: Optimizer) -> tuple[float, ...]:
+        """The rates, ``above`` grid steps over the plane's best for 1/sqrt(d_k)."""
+        _, best = run_plane(self.plane)[(optimizer, self.d_k)].settings["inv_sqrt"]
+        return tuple(best * 10 ** (k / self.plane.per_decade) for k in self.above)
+
+    def experiments(self) -> tuple[RecallExperiment, ...]:
+        """One experiment per optimiser, to train together with :func:`run_recalls`."""
+        return tuple(self.plane.experiment(opt, self.d_k, (self.fixed, self.learned),
+                                           self.rates(opt), self.plane.confirm_seeds)
+                     for opt in self.plane.optimizers)

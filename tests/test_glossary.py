@@ -66,6 +66,7 @@ def test_the_glossary_page_lists_every_term(built_site):
 
 
 @pytest.mark.claims
+@pytest.mark.pages("failure-modes.md")
 def test_what_the_definitions_of_saturation_and_gap_say(run_snippet, claim):
     """The saturation entry: a scaled row's spectral norm falls as the row lengthens, a saturated
     row's does not, so at d_k = 64 the unscaled rows' is the smaller in rows of 16 keys and the

@@ -70,9 +70,9 @@ def test_lr_sensitivity_claims(run_snippet, claim):
     claim.near("initial loss ln(vocab)", initial, math.log(QK_NORM_SWEEP.arms[0].vocab), tol=0.05)
     loss = {arm: dict(zip(lrs, r["loss"])) for arm, r in rows.items()}  # by learning rate
     lowest, second, highest = min(lrs), sorted(lrs)[1], max(lrs)
-    # Every arm but QK-norm with the factor stays within 0.4 of L0 at the highest rate (that
+    # The plain and soft-capped arms stay within 0.4 of L0 at the highest rate (either QK-norm
     # arm learns much of the task in the odd seed: 0.8-0.9 nats below L0 at seed offsets 11, 12)
-    for arm in sorted(rows.keys() - {QK}):
+    for arm in sorted(rows.keys() - {QK, QK_NO_SCALE}):
         claim.below(f"{arm}: |loss - L0| at the highest rate", abs(loss[arm][highest] - initial), 0.4)
     # the task is learnable: at the best rate some arm ends below half of the initial loss
     claim.below("the best loss of any arm and rate over L0", min(min(r["loss"]) for r in rows.values()) / initial,

@@ -47,10 +47,8 @@ def test_logit_growth_at_high_lr(run_snippet, claim):
         claim.below(f"{name}: largest logit, 'in the tens at most'", max(max(s) for s in c["per_seed"]), 100)
     cap = curves[CAP]
     assert max(max(s) for s in cap["per_seed"]) <= cap["softcap"] * (1 + 1e-6)
-    # "into the hundreds and to within a factor of three of the plain arm's"
+    # "grows, like the plain arm's (above: over 100), into the hundreds"
     claim.above("soft cap: raw final logit", cap["raw_final"], 100, log=True)
-    claim.above("soft cap: raw final logit x 3 / the plain arm's",
-                3 * cap["raw_final"] / curves[BASE]["mean"][-1], 1, log=True)
 
 
 def test_head_entropy_collapse(run_snippet, claim):

@@ -32,6 +32,7 @@ measured command, and every timing is also given as a multiple of it (``x ref``:
 command's wall seconds over the mean of the two reference runs). Quote both.
 
     python scripts/benchmark.py --claims 0,1   # the claim tests at seed offsets 0 and 1
+    python scripts/benchmark.py --tests-only   # the fast tier and the whole suite
 """
 
 from __future__ import annotations
@@ -364,6 +365,8 @@ def main() -> None:
                         help="only one clean parallel build, in the profile SDPA_PROFILE names "
                         "(the way to time the full profile), and its slowest pages; the site is "
                         "kept in bench/results/site-PROFILE")
+    parser.add_argument("--tests-only", action="store_true",
+                        help="only the two tiers of the test suite (the fast tier, then the whole suite)")
     parser.add_argument("--claims", metavar="OFFSETS",
                         help="only the claim tests (`python -m pytest -m claims --seed-offset N`, the profile "
                         "SDPA_PROFILE names) at each of these seed offsets (0,1 or 0-3), one process each")
@@ -378,6 +381,16 @@ def main() -> None:
                    f"{described['device']}, profile {described['profile']}, torch {described['torch']}, "
                    f"Python {described['python']}",
     }
+    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=15"]
+    if args.tests_only:
+        tiers = {"fast_tests": timed(pytest + FAST_TIER, {"NO_MKDOCS_2_WARNING": "1"}),
+                 "tests": timed(pytest, {"NO_MKDOCS_2_WARNING": "1"})}
+        for run in tiers.values():
+            run["slowest"] = slowest_tests(run.pop("output"))
+        OUT.mkdir(parents=True, exist_ok=True)
+        (OUT / "tests.json").write_text(json.dumps({"machine": results["machine"], **tiers}, indent=1))
+        print(json.dumps(tiers, indent=1))
+        return
     if args.claims:
         claims = {}
         for offset in parse_offsets(args.claims):
@@ -424,7 +437,6 @@ def main() -> None:
         snippets = [r["snippet"].removeprefix("snippets/") for r in results["serial_build"]["report"]["snippets"]]
         results["isolated"] = isolated_snippets(snippets)
     if not args.skip_tests:
-        pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=15"]
         results["fast_tests"] = timed(pytest + FAST_TIER, {"NO_MKDOCS_2_WARNING": "1"})
         results["tests"] = timed(pytest, {"NO_MKDOCS_2_WARNING": "1"})
         results["tests"]["slowest"] = slowest_tests(results["tests"]["output"])

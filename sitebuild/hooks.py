@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mkdocs.exceptions import PluginError
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # MkDocs loads this file by path; the package sits beside it
@@ -96,13 +95,12 @@ REPORT = "build-report.md"
 
 def _with_profile(html: str, profile: str, page, config, files) -> str:
     """The page's HTML with its profile named (:func:`sitebuild.report.profile_note`): a
-    quick-built page's line goes under its title."""
-    def url(target: str) -> str:
+    quick-built page's line goes under its title. A site without the pages it links (a
+    one-page preview) gets the line without the link."""
+    def url(target: str) -> str | None:
         path, _, anchor = target.partition("#")
         found = files.get_file_from_path(path)
-        if found is None:
-            raise PluginError(f"mkdocs.yml's extra.{DECIDES} names {path}, which is no page of the site")
-        return found.url_relative_to(page.file) + (f"#{anchor}" if anchor else "")
+        return None if found is None else found.url_relative_to(page.file) + (f"#{anchor}" if anchor else "")
 
     top, end = report.profile_note(profile, url(REPORT), url(config.extra.get(DECIDES, REPORT)))
     title = html.find("</h1>")

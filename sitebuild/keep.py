@@ -93,7 +93,7 @@ def _data(namespace: dict) -> dict:
 def run_and_keep(fences: list[tuple[str, str]], folder: str, run) -> list:
     """``run(code, filename, namespace)`` each fence of one page, then keep the page's
     runs and the memo results it read in ``folder`` (a worker's job under ``SDPA_KEEP_RUNS``)."""
-    known = {name: set(table) for name, table in memo_tables().items()}
+    known = {name: set(table.computed) for name, table in memo_tables().items()}
     for table in memo_tables().values():
         table.read.clear()
     outcomes, runs = [], {}
@@ -106,7 +106,12 @@ def run_and_keep(fences: list[tuple[str, str]], folder: str, run) -> list:
                           "failure": outcome.failure}
     tables = {name: table for name, table in memo_tables().items() if table.read}
     memo = {name: {key: dict.__getitem__(table, key) for key in table.read} for name, table in tables.items()}
-    computed = {name: [key for key in table.read if key not in known.get(name, ())] for name, table in tables.items()}
+    # the engines' runs (the shared memos, which hold the compute) this page computed here,
+    # not loaded from another process; the studies that assemble them are cheap, and every
+    # process that reads one assembles it
+    computed = {name: [key for key in table.computed if key not in known.get(name, ())]
+                for name, table in memo_tables().items() if table.shared}
+    computed = {name: keys for name, keys in computed.items() if keys}
     path = page_file(folder, fences)
     try:
         data = cloudpickle.dumps({"runs": runs, "memo": memo, "computed": computed})

@@ -32,6 +32,7 @@ import os
 import select
 import signal
 import sys
+import tempfile
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -126,8 +127,13 @@ class Pool:
             sys.path.append(root)
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(modules)
+        # the workers share their memoised experiments through a folder of this build's
+        # (or of the test session's, when it gave one): no experiment runs twice, and a
+        # long one that two pages ask for is split between their workers (sdpa.runtime)
+        self._memo = None if env.shared_memo() else tempfile.TemporaryDirectory(prefix="sdpa-memo-")
+        changes = {env.SHARED_MEMO: self._memo.name} if self._memo else {}
         self._executor = ProcessPoolExecutor(size, mp_context=context, initializer=_enter,
-                                             initargs=(env.environment(), os.getpid()))
+                                             initargs=(env.environment(changes), os.getpid()))
 
     def submit(self, function: Callable, *args) -> Future:
         return self._executor.submit(function, *args)
@@ -138,6 +144,8 @@ class Pool:
             for process in list((getattr(self._executor, "_processes", None) or {}).values()):
                 process.terminate()
         self._executor.shutdown(wait=True, cancel_futures=failed)
+        if self._memo is not None:
+            self._memo.cleanup()
 
 
 def _schedule() -> dict[str, dict[str, float]]:

@@ -56,17 +56,18 @@ class BuildReport:
         Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))
 
 
-def profile_note(profile: str, report_url: str, decides_url: str) -> tuple[str, str]:
+def profile_note(profile: str, report_url: str | None, decides_url: str | None) -> tuple[str, str]:
     """Where a page whose snippets ran names the profile that sized its experiments:
     ``(top, end)``, HTML for the page's top and for its end. A quick-built page says so at
     its top, in one line, linking to what the full build decides (``decides_url``); a
-    full-built page closes with a line that names its profile (``report_url``: the build
-    report)."""
+    full-built page closes with a line that names its profile, linking the build report
+    (``report_url``). A link whose page the site lacks (None) is left out."""
     if profile == "quick":
+        decides = f' (<a href="{decides_url}">what the full build decides</a>)' if decides_url else ""
         return (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong> (experiments '
                 f'sized for a CPU): a verdict marked <em>full profile</em> is decided by the full build, '
-                f'which the published site uses (<a href="{decides_url}">what the full build decides</a>).'
-                '</p>\n', "")
+                f'which the published site uses{decides}.</p>\n', "")
+    report = f' (<a href="{report_url}">build report</a>)' if report_url else ""
     return "", (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the site '
-                f'was built, with the full profile, the experiment sizes the published site is built with '
-                f'(<a href="{report_url}">build report</a>).</p>\n')
+                f'was built, with the full profile, the experiment sizes the published site is built with'
+                f'{report}.</p>\n')

@@ -4,7 +4,7 @@ A pytest plugin (``tests/conftest.py`` loads it with ``pytest_plugins``). A sess
 
 1. **What each test reads.** A test declares the pages whose snippets it reads: the page
    its file is named after (``tests/test_<page>.py`` reads ``docs/<page>.md``), the page
-   of the ``snippet`` it is parametrised with, and those of a ``pages`` marker
+   of the ``snippet`` it is parametrised with (or the ``page``), and those of a ``pages`` marker
    (``@pytest.mark.pages("failure-modes.md")``; ``pytestmark = ...`` for a whole file).
 2. **Who runs them.** If a selected test needs the built site (``built_site``,
    ``parallel_site``), one clean ``mkdocs build`` runs in a fresh process, the network cut
@@ -101,7 +101,14 @@ def pytest_configure(config):
     offset = config.getoption("--seed-offset")
     if offset is not None:  # set before any snippet runs; the processes started here inherit it
         env.export(**{env.SEED_OFFSET: str(offset)})
+    if env.shared_memo() is None:  # one folder for the session's memoised experiments: the
+        # build's workers, the snippet workers and this process share them (sdpa.runtime.memo)
+        _SHARED.append(tempfile.TemporaryDirectory(prefix="sdpa-memo-"))
+        env.export(**{env.SHARED_MEMO: _SHARED[-1].name})
     _config[0] = config
+
+
+_SHARED: list = []  # the session's shared-memo folder, removed when the session ends
 
 
 _config: list = [None]  # the session's configuration: its terminal reporter prints our lines
@@ -137,11 +144,14 @@ def page_of(snippet: str) -> str | None:
 
 def declared_pages(item) -> set[str]:
     """The pages (with snippets) whose snippets the test ``item`` reads: its file's page, its
-    ``snippet`` parameter's page, and its ``pages`` markers' (step 1 of the module's flow)."""
+    ``snippet`` parameter's page, its ``page`` parameter, and its ``pages`` markers' (step 1
+    of the module's flow)."""
     pages = {item.path.stem.removeprefix("test_").replace("_", "-") + ".md"}
-    snippet = getattr(getattr(item, "callspec", None), "params", {}).get("snippet")
-    if isinstance(snippet, str):
-        pages.add(page_of(snippet))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if isinstance(params.get("snippet"), str):
+        pages.add(page_of(params["snippet"]))
+    if isinstance(params.get("page"), str):
+        pages.add(params["page"])
     for marker in item.iter_markers("pages"):
         pages.update(marker.args)
     return {page for page in pages if page_includes().get(page)}
@@ -259,6 +269,7 @@ class Session:
         self.inserted: dict[str, set] = {}  # the keys of those put into this process's memos
         self.twice: list[str] = []  # memo results that two workers computed
         self.ran_here: dict[str, dict[str, int]] = {}  # test -> memo -> results it computed here
+        self._tables: tuple[int, dict] = (-1, {})  # (modules loaded, the memo tables then)
 
     # ---- starting -------------------------------------------------------------------------
 
@@ -331,12 +342,19 @@ class Session:
             self.take(page)
 
     def computed_here(self) -> dict[str, set]:
-        """The memo results this process computed itself (not taken from a worker)."""
-        return {name: set(table) - self.inserted.get(name, set()) for name, table in keep.memo_tables().items()}
+        """The memo results this process computed itself (not taken from a worker, nor
+        loaded from the session's shared memo)."""
+        return {name: set(table.computed) - self.inserted.get(name, set())
+                for name, table in keep.memo_tables().items()}
 
     def counts(self) -> dict[str, int]:
-        """How many memo results of each table this process computed itself."""
-        return {name: len(table) - len(self.inserted.get(name, ())) for name, table in keep.memo_tables().items()}
+        """How many memo results of each table this process computed itself (not loaded
+        from a worker or the shared memo; the tables looked up again only when a module was
+        imported: this runs around every test)."""
+        if self._tables[0] != len(sys.modules):
+            self._tables = (len(sys.modules), keep.memo_tables())
+        return {name: len(table.computed - self.inserted.get(name, set()))
+                for name, table in self._tables[1].items()}
 
     def ran_twice(self) -> tuple[list[str], list[str]]:
         """The memo results computed twice in this session (so far): here and in a worker,
@@ -674,3 +692,5 @@ def pytest_unconfigure(config):
         for part in started if isinstance(started, tuple) else (started,):
             if isinstance(part, subprocess.Popen):
                 stop(part)
+    for folder in _SHARED:  # after every process that wrote to it has stopped
+        folder.cleanup()

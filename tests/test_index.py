@@ -10,20 +10,41 @@ from sdpa.attention import Scale
 pytestmark = pytest.mark.claims
 
 
-def test_the_answer_figure(run_snippet):
+def test_the_answer_figure(run_snippet, claim):
     result = run_snippet("index/answer.py").namespace["result"]
     assert result["d_k"] == 64
     weights, row_keys = result["weights"], result["row_keys"]
     # "Without the factor two keys share nearly all the weight and the rest get almost none"
     none = weights[Scale.NONE]
-    assert none[0] + none[1] > 0.9 and max(none[4:]) < 1e-2
+    claim.above("unscaled row: the top two keys' weight", none[0] + none[1], 0.9)
+    claim.below("unscaled row: the largest weight from the fifth key on", max(none[4:]), 1e-2, log=True)
     # "with 1/sqrt(d_k) the weight is spread over most of the row" (more than half in play)
-    assert row_keys[Scale.INV_SQRT] > 32 and weights[Scale.INV_SQRT][0] < 0.3
+    claim.above("scaled row: keys in play, more than half of 64", row_keys[Scale.INV_SQRT], 32)
+    claim.below("scaled row: the largest weight", weights[Scale.INV_SQRT][0], 0.3)
     keys = result["keys_in_play"]
+    dims = [8, 16, 32, 64, 128, 256, 512]
     # "unscaled rows lose keys as heads widen"; "one or two keys" from d_k = 64 on
-    assert keys[Scale.NONE] == sorted(keys[Scale.NONE], reverse=True)
-    assert all(k < 2 for d, k in zip([8, 16, 32, 64, 128, 256, 512], keys[Scale.NONE]) if d >= 64)
+    for d, a, b in zip(dims[1:], keys[Scale.NONE], keys[Scale.NONE][1:]):
+        claim.below(f"unscaled: keys in play fall at {d}", b, a)
+    for d, k in zip(dims, keys[Scale.NONE]):
+        if d >= 64:
+            claim.below(f"unscaled: keys in play under two at {d}", k, 2)
     # "scaled rows start alike at every width": the answer's "about 40 of them in play"
-    assert all(35 < k < 45 for k in keys[Scale.INV_SQRT])
+    for d, k in zip(dims, keys[Scale.INV_SQRT]):
+        claim.between(f"scaled: keys in play about 40 at {d}", k, 35, 45)
     # "rows divided by d_k drift towards uniform"
-    assert keys[Scale.INV] == sorted(keys[Scale.INV]) and keys[Scale.INV][-1] > 60
+    for d, a, b in zip(dims[1:], keys[Scale.INV], keys[Scale.INV][1:]):
+        claim.above(f"1/d_k: keys in play rise at {d}", b, a)
+    claim.above("1/d_k: keys in play at 512, nearly uniform", keys[Scale.INV][-1], 60)
+
+
+def test_how_wide_rows_start_depends_on_the_initialisation(run_snippet, claim):
+    """The answer: "PyTorch's default makes it a third as wide, GPT-2's small one nearly
+    uniform at small widths" (rows of 64 keys at d_k = 64, no factor)."""
+    starts = run_snippet("index/answer.py").namespace["result"]["starts"]
+    unit, default, gpt2 = starts.values()
+    assert default["spread"] == pytest.approx(unit["spread"] / 3)
+    claim.below("unit variance: keys in play", unit["keys"], 2)
+    claim.above("GPT-2 at d_model 128: keys in play, of 64", gpt2["keys"], 0.9 * 64)
+    claim.above("PyTorch's default: more keys in play than unit variance's", default["keys"] / unit["keys"], 2,
+                log=True)

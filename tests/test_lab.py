@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import os
 import re
 import shutil
 import tempfile
@@ -22,6 +21,7 @@ import pytest
 import yaml
 
 from conftest import DOCS, REPO, SNIPPETS, ahead, run_ahead
+from sdpa import env as sdpa_env
 
 NOTEBOOK = DOCS / "lab.py"
 
@@ -43,7 +43,7 @@ def start_lab() -> tuple:
 
     folder = Path(tempfile.mkdtemp(prefix="sdpa-download-"))
     notebook = download(NOTEBOOK, [SNIPPETS])
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env = sdpa_env.environment(drop=("PYTHONPATH",))
     client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=False,
                                      resources={"metadata": {"path": str(folder)}})
     errors: list[BaseException] = []

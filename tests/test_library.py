@@ -32,7 +32,7 @@ from sdpa.tasks import copy_batch, recall_batches
 
 def test_scale_rules():
     assert [rule.factor(64) for rule in Scale] == [1.0, 1 / 8, 1 / 64]
-    assert [rule.label for rule in Scale] == ["none", "1/√d_k", "1/d_k"]
+    assert [rule.label for rule in Scale] == ["no factor", "1/√d_k", "1/d_k"]  # as the pages name them
 
 
 def test_attention_is_pytorchs_scaled_dot_product_attention():
@@ -457,3 +457,17 @@ def test_importing_the_library_changes_no_global_state_and_a_run_pins_the_thread
                          env=env.environment({env.THREADS: "1"}))
     before, imported, seeded = map(int, out.stdout.split())
     assert imported == before and seeded == 1
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_every_rule_is_a_point_of_the_plane_bit_for_bit(optimizer):
+    """The identity the plane rests on, where every multiplication by d_k^(1/4) is exact:
+    each scaled rule and the unscaled head at its point give the same losses, bit for bit
+    (Adam's epsilon for W_Q and W_K divided by sqrt(s))."""
+    from sdpa.plane import Plane, identity_runs
+
+    plane = Plane(steps=30)
+    for d_k in (16, 256):
+        for rule in (Scale.INV_SQRT, Scale.INV):
+            scaled, unscaled = identity_runs(plane, optimizer, d_k, rule)
+            assert scaled == unscaled, (d_k, rule)

@@ -13,7 +13,7 @@ import math
 import pytest
 
 from sdpa.attention import Scale
-from sdpa.plane import SETTINGS, rule_step
+from sdpa.plane import SETTING_LABELS, SETTINGS, rule_step
 from sdpa.sizes import SIZES, sizes
 from sdpa.stats import paired
 
@@ -38,25 +38,27 @@ def test_the_design_is_what_the_page_says():
             for d_k in plane.d_ks:
                 points = plane.points(optimizer, d_k)
                 assert all(rule_step(rule, optimizer) in points for rule in Scale)
-    # "5 x 5 points under Adam and 5 x 7 under SGD, eight rates, three choice seeds, seven fresh"
+    # "5 x 5 points under Adam and 5 x 7 under SGD, seven rates, three choice seeds, seven fresh"
     assert [len(full.points(o, 64)) for o in ("adam", "sgd")] == [25, 35]
-    assert full.grid_d_ks == full.d_ks == (16, 64, 256) and full.rates == 8
+    assert full.grid_d_ks == full.d_ks == (16, 64, 256) and full.rates == 7
     assert (len(full.choose_seeds), len(full.confirm_seeds)) == (3, 7)
     # "3 x 3 points through the rules' defaults at d_k = 64, three rates on two seeds"
-    assert quick.grid_d_ks == (64,) and [len(quick.points(o, 64)) for o in ("adam", "sgd")] == [9, 9]
+    assert quick.grid_d_ks == quick.d_ks == (64,)
+    assert [len(quick.points(o, 64)) for o in ("adam", "sgd")] == [9, 9]
     assert quick.rates == 3 and (len(quick.choose_seeds), len(quick.confirm_seeds)) == (2, 5)
-    assert quick.points("adam", 16) == tuple(rule_step(rule, "adam") for rule in Scale)
     # the rules' points, as the page's table gives them
     assert [rule_step(r, "adam") for r in Scale] == [(0, 0), (1, 1), (2, 2)]
     assert [rule_step(r, "sgd") for r in Scale] == [(0, 0), (1, 2), (2, 4)]
     block = SIZES["full"].block_plane
-    assert block.heads == 4 and block.grid_d_ks == (16, 64) and block.rates == 3
+    assert block.heads == 4 and block.grid_d_ks == (16, 64) and block.rates == 5
 
 
 def test_every_rule_is_a_point_of_the_plane_bit_for_bit(run_snippet):
     """The identity, run by the plain loop: bit for bit where d_k^(1/4) is a power of two,
     within float rounding (a few units in the last place of a loss near 1) at d_k = 64."""
-    for row in run_snippet("tuning/identity.py").namespace["result"]:
+    rows = run_snippet("tuning/identity.py").namespace["result"]
+    assert {(r["optimizer"], r["d_k"]) for r in rows} == {(o, d) for o in ("adam", "sgd") for d in (16, 64)}
+    for row in rows:
         exact = row["d_k"] in (16, 256) or (row["d_k"] == 64 and row["rule"] is Scale.INV)
         if exact:
             assert row["identical"], row
@@ -91,7 +93,6 @@ def test_no_rate_rescues_the_unscaled_start(planes, claim):
 
 
 @pytest.mark.claims
-@pytest.mark.profiles("full")
 def test_the_starting_spread_decides_what_dropping_the_factor_costs(run_snippet, claim):
     """From the widest starts named (unit variance, a 7B model's spread) the unscaled head
     ends higher than the scaled head from the same weights (paired, fresh seeds)."""
@@ -141,3 +142,62 @@ def test_every_confirmed_setting_is_reported(planes):
     for r in planes.values():
         assert set(r.settings) == set(r.confirm) == set(SETTINGS)
         assert all(len(loss) == len(PLANE.confirm_seeds) for loss in r.confirm.values())
+
+
+def test_the_reading_says_what_the_intervals_show(run_snippet):
+    """The list under the plane's table classifies each default by its interval alone."""
+    run = run_snippet("tuning/plane_table.py")
+    planes = run.namespace["result"]["planes"]
+    for line, ((optimizer, d_k), r) in zip(run.namespace["reading"](planes), planes.items()):
+        for name in ("none", "inv_sqrt", "inv"):
+            v = r.versus_best(name)
+            label = SETTING_LABELS[name]
+            above = v is None or v.low > 0
+            assert (f"{label} ×" in line or f"{label} (some" in line) == above, (line, name)
+
+
+@pytest.mark.claims
+@pytest.mark.profiles("full")
+def test_the_plane_holds_its_best_point_and_every_default_rate(planes, claim):
+    """"Every best point strictly inside the grid, every chosen shared rate inside its
+    window": the plane is wide enough to have found the optimum it reports."""
+    for (optimizer, d_k), r in planes.items():
+        for name in SETTINGS:
+            assert r.interior(name), (optimizer, d_k, name, r.settings[name])
+
+
+@pytest.mark.claims
+@pytest.mark.profiles("full")
+def test_the_unscaled_default_ends_well_above_the_best_point(planes, claim):
+    """The full build: at every head size and optimiser the unscaled default ends more than
+    twice as high as the plane's best point (fresh seeds, paired)."""
+    for (optimizer, d_k), r in planes.items():
+        v = r.versus_best("none")
+        assert v is not None, "a run diverged"
+        claim.above(f"{optimizer}, d_k = {d_k}: log(none / best), lower end", v.low, math.log(2))
+
+
+@pytest.mark.claims
+@pytest.mark.profiles("full")
+def test_every_loss_still_falls_at_the_longest_budget(run_snippet, claim):
+    """"'Still falling': its loss more than halved since the budget before": in the full
+    build every setting's loss still falls that fast from 600 to 3,000 steps, so the longest
+    budget cannot decide capability, and the verdict says so."""
+    rows = run_snippet("tuning/budgets.py").namespace["result"]
+    for row in rows:
+        before, last = (row["at"][s]["geomean"] for s in BUDGETS.budgets[-2:])
+        claim.below(f"{row['optimizer']}, d_k = {row['d_k']}, {row['setting']}: "
+                    "3,000-step loss over 600-step loss", last / before, 0.5, log=True)
+
+
+@pytest.mark.claims
+@pytest.mark.profiles("full")
+def test_narrow_starts_cost_little_and_wide_starts_much(run_snippet, claim):
+    """The starting spread, full build: up to a spread of 3 dropping the factor costs less
+    than 0.2 nats (the interval's upper end); from unit variance's 8 on, more than 0.1."""
+    for p in run_snippet("tuning/starting_spread.py").namespace["result"]["recall"]:
+        d = p["difference"]
+        if p["spread"] <= 3:
+            claim.below(f"spread {p['spread']:.3g}: none - 1/sqrt(d_k), upper end", d.high, 0.2)
+        elif p["spread"] >= 8:
+            claim.above(f"spread {p['spread']:.3g}: none - 1/sqrt(d_k), lower end", d.low, 0.1)

@@ -4,12 +4,15 @@ The survey's rows of 64 keys (``sdpa.survey``: q and k with independent unit-var
 components, the textbook model; the failure-modes page measures them in full). Left: at
 d_k = 64, the weights of one row sorted from the largest, for each scale rule: the row
 whose unscaled keys in play (e^entropy) is the median of the survey, so neither a lucky
-nor an unlucky one. Right: the median keys in play against d_k for each rule.
+nor an unlucky one. Right: the median keys in play against d_k for each rule. Below, the
+same rows of a head 64 wide without the factor under three initialisations: how wide their
+logits start depends on the weights' scale, and with it how peaked the rows are.
 """
 
 import sdpa
 from sdpa import survey
 from sdpa.attention import Scale
+from sdpa.language import logit_spread
 
 N_KEYS, SHOWN_D_K = 64, 64
 HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512]
@@ -36,7 +39,24 @@ def answer(d_k=SHOWN_D_K):
             "row_keys": {rule: rows(rule, d_k).effective_keys[i].item() for rule in RULES}}
 
 
+#: Unscaled logits' spread at d_k = 64 under three initialisations: unit-variance q and k,
+#: PyTorch's nn.Linear default (components of variance 1/3), GPT-2's 0.02 at d_model 128.
+STARTS = {"unit variance": 8.0, "PyTorch's nn.Linear default": 8.0 / 3,
+          "GPT-2's 0.02, d_model 128": logit_spread(128, 64)}
+
+
+def starts(d_k=SHOWN_D_K):
+    """Keys in play (median) and the share of one-hot rows, unscaled, per initialisation."""
+    out = {}
+    for name, spread in STARTS.items():
+        r = survey.rows(d_k, spread / d_k**0.5, N_KEYS)  # unit-variance q.k has std sqrt(d_k)
+        out[name] = {"spread": spread, "keys": r.effective_keys.median().item(),
+                     "one_hot": r.one_hot()}
+    return out
+
+
 result = answer()
+result["starts"] = starts()
 
 figure = sdpa.Figure(
     "home-answer", ncols=2, size=(7.6, 3.1),
@@ -67,3 +87,12 @@ with figure as (left, right):
     right.minorticks_off()
     left.legend(fontsize=7, loc="lower left")
 print(figure.html)
+
+print(sdpa.markdown_table(
+    ["initialisation, no factor", "std of q·k at the start", f"keys in play of {N_KEYS} (median)",
+     "rows one-hot"],
+    [(name, r["spread"], r["keys"], f"{100 * r['one_hot']:.1f}%")
+     for name, r in result["starts"].items()],
+    caption=f"The survey's rows at d_k = {SHOWN_D_K} without the factor, their logits at the "
+    "spread each initialisation gives (one-hot: a largest weight above 0.99).",
+))

@@ -39,7 +39,6 @@ def training_curves(study=None):
 result = training_curves()
 
 
-
 print(sdpa.markdown_table(
     ["rule", "|∇W_Q| / |∇W_V|, first step", "over the last tenth of training: entropy (nats)",
      "largest logit", "|∇W_Q| / |∇W_V|"],

@@ -16,10 +16,12 @@
 * ``sdpa.survey``: attention at initialisation, measured once;
 * ``sdpa.variants``: what other models change in attention (causal masks, sink logits,
   differential attention, rotary embeddings, YaRN's mscale);
-* ``sdpa.runtime``, ``sdpa.figures``, ``sdpa.tables``: device, seeds and the memo, SVG
-  figures, Markdown tables; ``sdpa.env`` and ``sdpa.style``: the environment variables
-  and the figures' colours and markup, in modules that import neither torch nor
-  matplotlib (the build reads them).
+* ``sdpa.runtime``: device, profile, seeds, threads and the memo; ``sdpa.figures``: the
+  ``Figure`` (its SVG in ``sdpa.svg``, its phone layout in ``sdpa.phone``, the CSV of what
+  it plots in ``sdpa.plotted``) and ``sdpa.explorable`` for a figure the reader drives;
+  ``sdpa.tables``: Markdown tables; ``sdpa.env`` and ``sdpa.style``: the environment and
+  the figures' colours and markup, in modules that import neither torch nor matplotlib
+  (the build reads them).
 
 The names below are the ones snippets use most (``sdpa.seed``, ``sdpa.Figure``, ...).
 They load their module on first use, as ``sdpa.figures`` (any module of the package)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
-from sdpa.recall import Optimizer, RecallExperiment, RecallHistory, RecallMetrics, run_recalls, scale_arms
+from sdpa.recall import (Optimizer, RecallExperiment, RecallHistory, RecallMetrics, run_recalls,
+                         scale_arms)
 from sdpa.runtime import memo
 
 

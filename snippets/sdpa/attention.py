@@ -33,7 +33,7 @@ class Scale(enum.Enum):
     @property
     def label(self) -> str:
         """How tables and legends name it."""
-        return {Scale.NONE: "none", Scale.INV_SQRT: "1/√d_k", Scale.INV: "1/d_k"}[self]
+        return {Scale.NONE: "no factor", Scale.INV_SQRT: "1/√d_k", Scale.INV: "1/d_k"}[self]
 
 
 def scores(q: torch.Tensor, k: torch.Tensor, scale: float | torch.Tensor = 1.0) -> torch.Tensor:

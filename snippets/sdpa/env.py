@@ -22,6 +22,9 @@ scripts alike; ``ruff`` forbids ``os.environ`` and ``os.getenv`` everywhere else
 ``SDPA_CHROMIUM``         tests only: the Chromium binary the browser tests drive
 ``SDPA_KEEP_RUNS``        tests only: a folder where the build's workers keep each
                           snippet's data for the test session (``tests/harness.py``)
+``SDPA_SHARED_MEMO``      a folder through which the processes of one build (or test
+                          session) share their memoised experiments (set by the build's
+                          pool and the test session: :func:`sdpa.runtime.memo`)
 ``CI``                    set (``true``) on a CI runner: a test that would skip for want
                           of a tool (Chromium, Java, ``unshare``) fails instead
 ========================  ==============================================================
@@ -43,6 +46,7 @@ JOBS = "SDPA_JOBS"
 BUILT_SITE = "SDPA_BUILT_SITE"
 CHROMIUM = "SDPA_CHROMIUM"
 KEEP_RUNS = "SDPA_KEEP_RUNS"
+SHARED_MEMO = "SDPA_SHARED_MEMO"
 CI = "CI"
 
 #: The two sizes of every experiment (see :func:`sdpa.runtime.profile`).
@@ -136,6 +140,12 @@ def chromium() -> str | None:
 def keep_runs() -> Path | None:
     """``SDPA_KEEP_RUNS``: where the build's workers keep each snippet's run for the tests."""
     return _path(KEEP_RUNS)
+
+
+def shared_memo() -> Path | None:
+    """``SDPA_SHARED_MEMO``: the folder through which this build's processes share their
+    memoised experiments, when set."""
+    return _path(SHARED_MEMO)
 
 
 def ci() -> bool:

@@ -32,9 +32,10 @@ import torch.nn.functional as F
 from sdpa.attention import Scale
 from sdpa.models import GPT, GPTConfig, qk_norm_bound
 from sdpa.runtime import device as default_device
-from sdpa.runtime import generator, memo, seeded
+from sdpa.runtime import each, generator, memo, seeded
 from sdpa.tasks import copy_batch, text_batch, text_corpus
-from sdpa.training import Members, make_optimizer, member_losses, train, train_members, warmup_cosine
+from sdpa.training import (Members, make_optimizer, member_losses, train, train_members,
+                           warmup_cosine)
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def _structure(config: GPTConfig) -> GPTConfig:
     return dataclasses.replace(config, scale=Scale.INV_SQRT, qk_lr=1.0, qk_init=1.0)
 
 
-@memo
+@memo(share=True)
 def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
     """Every arm x learning rate x seed of ``sweep`` as one ensemble, trained by
     :func:`sdpa.training.train_members`; the arms must share their structure. Returns records
@@ -207,7 +208,8 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
     rows, held = [], [initial]
     batches = (((inputs[seed_of].to(dev),), targets[seed_of].to(dev))  # each member its seed's
                for inputs, targets in _draws(sweep, config))
-    train_members(stacked, [optimizer], batches, lambda out, targets: member_losses(out[0], targets),
+    train_members(stacked, [optimizer], batches,
+                  lambda out, targets: member_losses(out[0], targets),
                   schedules=[warmup_cosine(optimizer, sweep.steps)], measure=measure)
     held.append(evaluate())
     fields = ("loss", "max_logit", "max_raw", "bound", "entropy", "grad_ratio")
@@ -218,7 +220,7 @@ def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
     return records.map(lambda t: t.view(*t.shape[:-1], *grid).transpose(-3, -2))
 
 
-@memo
+@memo(share=True)
 def run_gpt(sweep: GPTSweep) -> GPTHistory:
     """Train every arm x learning rate x seed of ``sweep``; memoised by the (frozen) sweep.
 
@@ -245,7 +247,8 @@ def run_gpt_by_seed(sweep: GPTSweep) -> GPTHistory:
     """:func:`run_gpt` of ``sweep`` one seed at a time: each seed a memoised run of its own
     (the same data and start as in the whole sweep), so that a long sweep comes in pieces
     that processes sharing the memo can split between them."""
-    parts = [run_gpt(dataclasses.replace(sweep, seeds=(seed,))).records for seed in sweep.seeds]
+    parts = [h.records for h in each(run_gpt, [(dataclasses.replace(sweep, seeds=(seed,)),)
+                                               for seed in sweep.seeds])]
     fields = [f.name for f in dataclasses.fields(GPTRecords)]
     return GPTHistory(sweep, GPTRecords(**{f: torch.cat([getattr(p, f) for p in parts], dim=-1)
                                            for f in fields}))

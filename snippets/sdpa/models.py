@@ -180,7 +180,7 @@ class GPTConfig:
         if self.qk_lr != 1.0:
             extras.append(f"W_Q, W_K rate ×{self.qk_lr:.3g}")
         if self.scale is Scale.NONE:
-            return ", ".join(extras + ["no scale"])
+            return ", ".join(extras + ["no factor"])
         return " + ".join(extras + [self.scale.label])
 
 

@@ -114,7 +114,8 @@ class Plane:
         """The shared rates every point trains at."""
         centre = dict(self.centres)[optimizer]
         half = self.rates // 2
-        return tuple(10 ** ((centre + k) / self.per_decade) for k in range(-half, self.rates - half))
+        return tuple(10 ** ((centre + k) / self.per_decade)
+                     for k in range(-half, self.rates - half))
 
     def experiment(self, optimizer: Optimizer, d_k: int, arms: tuple[Arm, ...],
                    lrs: tuple[float, ...], seeds: tuple[int, ...],
@@ -201,9 +202,15 @@ class PlaneResult:
         """(m, r) of a point."""
         return multiplier(self.d_k, point[0]), multiplier(self.d_k, point[1])
 
-    def versus_best(self, name: str) -> Interval:
+    def diverged(self, name: str) -> int:
+        """How many of a confirmed setting's fresh seeds diverged."""
+        return int((~torch.isfinite(self.confirm[name])).sum())
+
+    def versus_best(self, name: str) -> Interval | None:
         """A confirmed setting's loss over the best point's, seed by seed: the mean
-        difference of log losses and its t interval."""
+        difference of log losses and its t interval (None if a run of either diverged)."""
+        if self.diverged(name) or self.diverged("best"):
+            return None
         return paired(self.confirm[name], self.confirm["best"], log=True)
 
 
@@ -219,17 +226,24 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
         if name == "best":
             return "1"
         v = r.versus_best(name)
+        if v is None:
+            return "—"
         return f"×{math.exp(v.mean):.2f} [{math.exp(v.low):.2f}, {math.exp(v.high):.2f}]"
+
+    def loss(r: PlaneResult, name: str) -> str:
+        values = r.confirm[name]
+        if r.diverged(name):
+            return f"diverged on {r.diverged(name)} of {len(values)} seeds"
+        return (f"{values.log().mean().exp().item():.3g} "
+                f"({values.min().item():.2g}–{values.max().item():.2g})")
 
     rows = []
     for (optimizer, d_k), r in results.items():
         for name in SETTINGS:
             point, lr = r.settings[name]
-            loss = r.confirm[name]
             rows.append((OPTIMIZER_LABELS[optimizer], d_k, SETTING_LABELS[name], f"{point}",
-                         f"{lr:.3g}" + ("" if r.interior(name) else " (edge)"),
-                         f"{loss.log().mean().exp().item():.3g} "
-                         f"({loss.min().item():.2g}–{loss.max().item():.2g})", ratio(r, name)))
+                         f"{lr:.3g}" + ("" if r.interior(name) else " (edge)"), loss(r, name),
+                         ratio(r, name)))
     return markdown_table(
         ["optimiser", "d_k", "setting", "point (i, j)", "shared rate",
          "final loss, geometric mean (min–max)", "over the best point, paired"], rows,

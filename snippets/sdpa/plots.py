@@ -20,7 +20,6 @@ from sdpa.plane import PlaneResult, rule_step
 from sdpa.training import OPTIMIZER_LABELS
 
 
-
 #: The colour of each scale rule in every figure of the site.
 SCALE_COLORS = {Scale.NONE: 3, Scale.INV_SQRT: 0, Scale.INV: 2}  # indices into sdpa.PALETTE
 

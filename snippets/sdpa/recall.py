@@ -43,7 +43,8 @@ from sdpa.models import RecallBlock, RecallHead, RecallOutput, init_unit_varianc
 from sdpa.runtime import device as default_device
 from sdpa.runtime import memo, seeded
 from sdpa.tasks import RecallTask, recall_batches
-from sdpa.training import Members, make_optimizer, member_losses, train, train_members, warmup_cosine
+from sdpa.training import (Members, make_optimizer, member_losses, train, train_members,
+                           warmup_cosine)
 
 Init = Literal["unit", "default"]
 Optimizer = Literal["adam", "sgd"]
@@ -298,7 +299,7 @@ def run_recall(experiment: RecallExperiment) -> RecallHistory:
     return run_recalls((experiment,))[0]
 
 
-@memo
+@memo(share=True)
 def run_recalls(experiments: tuple[RecallExperiment, ...]) -> tuple[RecallHistory, ...]:
     """Train experiments that differ only in optimiser, arms, learning rates and seeds as
     one ensemble, one optimiser per kind (fewer, larger computations: faster on a CPU).
@@ -358,7 +359,7 @@ def train_member(experiment: RecallExperiment, arm: Arm, lr: float,
     return model, train(model, optimizer, batches, recall_loss, schedule(experiment, optimizer))
 
 
-@memo
+@memo(share=True)
 def recall_at_init(experiment: RecallExperiment, n_batches: int = 8) -> RecallHistory:
     """Every metric at initialisation, averaged over ``n_batches`` fresh batches.
 

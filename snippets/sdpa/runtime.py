@@ -29,9 +29,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import inspect
+import os
 import random
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -111,18 +115,91 @@ def context() -> tuple[tuple[str, str], ...]:
 
 class Results(dict):
     """A memo's results, by key; it notes the keys read (a build's worker hands the results
-    a page's snippets read to the test session: ``sitebuild/keep.py``)."""
+    a page's snippets read to the test session: ``sitebuild/keep.py``) and those computed
+    in this process (the others came from another process: a shared memo, a kept run)."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: bool = False) -> None:
         super().__init__()
         self.read: set = set()
+        self.computed: set = set()
+        self.shared = shared  # the memo shares its results between processes (memo(share=True))
 
     def __getitem__(self, key):
         self.read.add(key)
         return super().__getitem__(key)
 
 
-def memo(function: F) -> F:
+#: What :func:`claim` returns for a result that another process is computing.
+BUSY = object()
+
+
+class _Shared:
+    """One memo's results on disk, under ``SDPA_SHARED_MEMO``, for the processes of one
+    build or test session: ``<folder>/<function>/<digest of the key>.pt``, written whole
+    (to a temporary name, then renamed) by the one process that took ``<digest>.lock``."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _paths(self, key) -> tuple[Path, Path] | None:
+        folder = env.shared_memo()
+        if folder is None:
+            return None
+        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+        home = folder / self.name
+        home.mkdir(parents=True, exist_ok=True)
+        return home / f"{digest}.pt", home / f"{digest}.lock"
+
+    def get(self, key, compute: Callable[[], object], wait: bool):
+        """The result for ``key``: loaded, or computed here under the key's lock; while
+        another process holds the lock, :data:`BUSY`, or (``wait``) the result it writes."""
+        paths = self._paths(key)
+        if paths is None:
+            return compute()
+        result, lock = paths
+        while True:
+            if result.exists():
+                return torch.load(result, weights_only=False)
+            try:
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                if not _alive(lock):  # its process died: take the key over
+                    lock.unlink(missing_ok=True)
+                    continue
+                if not wait:
+                    return BUSY
+                time.sleep(0.2)
+                continue
+            with os.fdopen(fd, "w") as handle:
+                handle.write(str(os.getpid()))
+            try:
+                value = compute()
+                partial = result.with_suffix(f".{os.getpid()}.part")
+                torch.save(value, partial)
+                os.replace(partial, result)
+                return value
+            finally:
+                lock.unlink(missing_ok=True)
+
+
+def _alive(lock: Path) -> bool:
+    """Whether the process that wrote ``lock`` still runs (a lock being written is alive)."""
+    try:
+        pid = int(lock.read_text() or 0)
+    except (OSError, ValueError):
+        return True
+    if not pid:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def memo(function: F | None = None, *, share: bool = False) -> F:
     """Remember ``function``'s results per process, keyed on its arguments (defaults
     filled in, so ``f()`` and ``f(default)`` are one run) and on :func:`context`; a run
     starts with the thread count pinned (:func:`fix_threads`).
@@ -130,19 +207,60 @@ def memo(function: F) -> F:
     The arguments must be hashable: the experiments' frozen configurations are. Every
     snippet that asks for the same run, in the build or in the test session, shares it;
     a run under another seed offset, device, profile or thread count is another result.
+    With ``share`` (``@memo(share=True)``: the engines' runs, which hold the compute),
+    under ``SDPA_SHARED_MEMO`` (a build's workers, a test session) the processes share
+    results on disk: each key is computed by one process, and the others load it or wait
+    for it; :func:`each` splits a list of calls between the processes that ask for it. The
+    studies that assemble those runs stay in each process (they are cheap, and a process
+    waiting on another's study could not share the runs inside it).
     """
+    if function is None:
+        return functools.partial(memo, share=share)
     signature = inspect.signature(function)
-    results = Results()
+    results = Results(share)
+    shared = _Shared(f"{function.__module__}.{function.__qualname__}") if share else None
+
+    def compute(args, kwargs, key):
+        results.computed.add(key)
+        return function(*args, **kwargs)
+
+    def _key(args, kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return (context(), tuple(bound.arguments.items()))  # context() pins the threads
+
+    def _get(args, kwargs, wait: bool):
+        key = _key(args, kwargs)
+        if key not in results:
+            run = functools.partial(compute, args, kwargs, key)
+            value = run() if shared is None else shared.get(key, run, wait)
+            if value is BUSY:
+                return BUSY
+            results[key] = value
+        return results[key]
 
     @functools.wraps(function)
     def remembered(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        key = (context(), tuple(bound.arguments.items()))  # context() pins the threads
-        if key not in results:
-            results[key] = function(*args, **kwargs)
-        return results[key]
+        return _get(args, kwargs, wait=True)
 
+    remembered.claim = lambda *args, **kwargs: _get(args, kwargs, wait=False)
     remembered.results = results
     remembered.cache_clear = results.clear
     return remembered
+
+
+def each(function: Callable, calls: list[tuple]) -> list:
+    """``function(*call)`` for every call of ``calls`` (``function`` memoised): the calls
+    no other process has taken first, then the others as they are done, so that processes
+    sharing the memo that ask for the same list split its work."""
+    out: dict[int, object] = {}
+    while len(out) < len(calls):
+        taken = False
+        for i, call in enumerate(calls):
+            if i not in out:
+                value = function.claim(*call)
+                if value is not BUSY:
+                    out[i], taken = value, True
+        if not taken:
+            time.sleep(0.2)
+    return [out[i] for i in range(len(calls))]

@@ -11,16 +11,16 @@ What the full profile adds, and why:
 * five seeds where the quick build has two or three (the failure-modes ablation, the
   temperature study, the QK-norm sweep), so that every spread it quotes is estimated on at
   least five;
-* the whole W_Q/W_K plane (5 x 5 points under Adam, 5 x 7 under SGD) at every head size,
-  where the quick build measures a 3 x 3 grid at d_k = 64 and only the rules' defaults
-  elsewhere; eight shared rates per point where it has three; choices on three seeds and
-  confirmations on seven fresh ones (quick: two and five);
+* the whole W_Q/W_K plane (5 x 5 points under Adam, 5 x 7 under SGD) at d_k = 16, 64 and
+  256, where the quick build measures a 3 x 3 grid at d_k = 64 alone; seven shared rates
+  per point where it has three; choices on three seeds and confirmations on seven fresh
+  ones (quick: two and five);
 * the 4-head block's plane at d_k = 16 and 64 under both optimisers (quick: the rules'
   defaults at d_k = 16, Adam);
-* budgets of 600 and 3,000 steps, re-tuned, at every head size under both optimisers and
-  in the block under Adam (quick: 600 steps at d_k = 64, Adam);
+* budgets of 600 and 3,000 steps, re-tuned, at every head size under both optimisers
+  (quick: 600 steps at d_k = 64, Adam);
 * the starting spread at ten points, each rule with its own W_Q/W_K rate tuned too (quick:
-  six points, the shared rate alone).
+  the five named spreads, the shared rate alone).
 """
 
 from __future__ import annotations
@@ -49,20 +49,20 @@ class Sizes:
     block_plane: Plane  # the 4-head block
     spreads: SpreadStudy
     budgets: BudgetStudy
-    block_budgets: BudgetStudy | None  # the block run long (the full profile only)
     learned_scale: LearnedScaleStudy
 
 
 _FIVE = tuple(range(5))
-_QUICK_PLANE = Plane(rates=3)
+_QUICK_PLANE = Plane(d_ks=(64,), rates=3)
 _FULL_PLANE = Plane(
     grid_d_ks=(16, 64, 256), m_steps=(0, 1, 2, 3, 4),
-    r_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=8,
-    choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
+    r_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=7,
+    centres=(("adam", -5), ("sgd", -1)), choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
+#: The block learns best at lower shared rates than one head (its W_O and readout are wider)
 _FULL_BLOCK = Plane(
     heads=4, d_ks=(16, 64), grid_d_ks=(16, 64), m_steps=(0, 1, 2, 3, 4),
-    r_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=3,
-    choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
+    r_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=5,
+    centres=(("adam", -6), ("sgd", -1)), choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
 
 SIZES: dict[str, Sizes] = {
     "quick": Sizes(
@@ -71,10 +71,9 @@ SIZES: dict[str, Sizes] = {
         qk_norm=GPTSweep(arms=tuple(QK_NORM_ARMS.values())),
         plane=_QUICK_PLANE,
         block_plane=Plane(heads=4, d_ks=(16,), grid_d_ks=(), optimizers=("adam",), rates=3),
-        spreads=SpreadStudy(plane=_QUICK_PLANE, spreads=(0.1,)),
+        spreads=SpreadStudy(plane=_QUICK_PLANE, spreads=()),
         budgets=BudgetStudy(plane=_QUICK_PLANE, budgets=(600,), d_ks=(64,),
-                            optimizers=("adam",)),
-        block_budgets=None,
+                            optimizers=("adam",), shifts=(-2, -1, 0)),
         learned_scale=LearnedScaleStudy(plane=_QUICK_PLANE),
     ),
     "full": Sizes(
@@ -86,8 +85,6 @@ SIZES: dict[str, Sizes] = {
         spreads=SpreadStudy(plane=_FULL_PLANE, spreads=(0.1, 0.3, 1.0, 3.0, 10.0),
                             r_steps=(-1, 0, 1, 2, 3)),
         budgets=BudgetStudy(plane=_FULL_PLANE, budgets=(600, 3000), d_ks=(16, 64, 256)),
-        block_budgets=BudgetStudy(plane=_FULL_BLOCK, budgets=(600, 3000), d_ks=(16,),
-                                  optimizers=("adam",)),
         learned_scale=LearnedScaleStudy(plane=_FULL_PLANE),
     ),
 }

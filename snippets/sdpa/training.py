@@ -38,6 +38,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
+#: The training loops of this module: a snippet whose library code reaches one links to it
+#: (the Code pages' "the loop that trained it").
+__loops__ = ("train_members",)
+
 #: The optimisers the site uses, by name.
 OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
     "adam": torch.optim.Adam,

@@ -17,8 +17,6 @@ import math
 
 import torch
 
-from sdpa import runtime  # noqa: F401  (importing it pins the CPU thread count)
-
 
 def causal(z: torch.Tensor) -> torch.Tensor:
     """Logits of a causal head: query i sees keys 0..i (position i+1 holds i+1 keys);

@@ -18,7 +18,6 @@ from sdpa.training import OPTIMIZER_LABELS
 from sdpa.tuning import run_budgets
 
 STUDY = sizes().budgets
-BLOCK = sizes().block_budgets  # the 4-head block, in the full build
 LABELS = {"none": "no factor", "inv_sqrt": "1/√d_k", "inv": "1/d_k", "best": "best point"}
 BUDGETS = (STUDY.plane.steps, *STUDY.budgets)
 
@@ -31,7 +30,8 @@ def budgets(study):
             for name in LABELS:
                 row = {"optimizer": optimizer, "d_k": d_k, "setting": name, "at": {}}
                 for steps in BUDGETS:
-                    run, best = runs[(steps, optimizer, d_k, name)], runs[(steps, optimizer, d_k, "best")]
+                    run = runs[(steps, optimizer, d_k, name)]
+                    best = runs[(steps, optimizer, d_k, "best")]
                     row["at"][steps] = {
                         "lr": run.lr, "interior": run.interior, "loss": run.confirm,
                         "geomean": run.confirm.log().mean().exp().item(),
@@ -42,7 +42,6 @@ def budgets(study):
 
 
 result = budgets(STUDY)
-block = budgets(BLOCK) if BLOCK else []
 
 
 def cell(at):
@@ -54,11 +53,10 @@ def cell(at):
 
 
 print(sdpa.markdown_table(
-    ["model", "optimiser", "d_k", "setting", *[f"{steps} steps" for steps in BUDGETS]],
-    [(model, OPTIMIZER_LABELS[r["optimizer"]], r["d_k"], LABELS[r["setting"]],
-      *[cell(r["at"][steps]) for steps in BUDGETS])
-     for model, rows in (("one head", result), ("4-head block", block)) for r in rows],
-    align="llrl" + "r" * len(BUDGETS),
+    ["optimiser", "d_k", "setting", *[f"{steps} steps" for steps in BUDGETS]],
+    [(OPTIMIZER_LABELS[r["optimizer"]], r["d_k"], LABELS[r["setting"]],
+      *[cell(r["at"][steps]) for steps in BUDGETS]) for r in result],
+    align="lrl" + "r" * len(BUDGETS),
     caption="Each setting re-tuned at each budget: final loss (geometric mean over "
     f"{len(STUDY.plane.confirm_seeds)} fresh seeds) at the shared rate chosen for that budget, "
     "and its ratio to the best point's on the same seeds with a 95% t interval. (edge): the "
@@ -76,10 +74,8 @@ def verdict(row):
     return "still behind, and still falling" if falling else "still behind, and flattened"
 
 
-lines = [f"{model}, {OPTIMIZER_LABELS[r['optimizer']]}, d_k = {r['d_k']}, "
-         f"{LABELS[r['setting']]}: {verdict(r)}"
-         for model, rows in (("one head", result), ("4-head block", block))
-         for r in rows if r["setting"] != "best"]
+lines = [f"{OPTIMIZER_LABELS[r['optimizer']]}, d_k = {r['d_k']}, {LABELS[r['setting']]}: "
+         f"{verdict(r)}" for r in result if r["setting"] != "best"]
 print(f"At the longest budget, {BUDGETS[-1]} steps (re-tuned): " + "; ".join(lines) + ". "
       "'Still falling': its loss more than halved since the budget before, so the longest "
       "budget has not shown where it ends.")

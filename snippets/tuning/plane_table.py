@@ -68,7 +68,9 @@ def reading(planes):
         for name in ("none", "inv_sqrt", "inv"):
             v = r.versus_best(name)
             label = SETTING_LABELS[name]
-            if v.low > 0:
+            if v is None:
+                far.append(f"{label} (some runs diverged)")
+            elif v.low > 0:
                 far.append(f"{label} ×{math.exp(v.low):.2g}–{math.exp(v.high):.2g}")
             else:
                 near.append(label)

@@ -81,9 +81,8 @@ def test_what_the_definitions_of_saturation_and_gap_say(run_snippet, claim):
     for n, a, b in zip(lengths[1:], scaled, scaled[1:]):
         claim.below(f"scaled mean norm falls at {n} keys", b, a)
     claim.above("scaled mean norm, first length over 64 keys", scaled[0] / scaled[lengths.index(64)], 2)
-    # "does not fall": no step down from one length to the next beyond 5%
-    for n, a, b in zip(lengths[1:], unscaled, unscaled[1:]):
-        claim.above(f"unscaled mean norm does not fall at {n} keys", b / a, 0.95)
+    # "does not fall": the longest rows' mean norm is not below the shortest's (5% allowed)
+    claim.above("unscaled mean norm, longest rows over shortest", unscaled[-1] / unscaled[0], 0.95, log=True)
     for statistic in (torch.mean, torch.median):
         name = statistic.__name__
         claim.below(f"16 keys: unscaled {name} norm over scaled",

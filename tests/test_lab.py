@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import math
 import re
 import shutil
 import tempfile
@@ -169,7 +168,7 @@ def test_training_ablation(summary, claim):
     claim.below("1/d_k: slowest seed's steps to 0.5", by_d["slowest_steps_to_target"], 60.5)
     assert unscaled["slowest_steps_to_target"] is None
     claim.above("unscaled: lowest seed's final loss", unscaled["final_loss_min"], 0.5)
-    claim.between("unscaled: mean final loss, above 2 and below chance", unscaled["final_loss"], 2, math.log(32))
+    claim.above("unscaled: mean final loss, above 2", unscaled["final_loss"], 2)
     # The source material's claim does not hold here: not orders of magnitude smaller.
     claim.above("unscaled: W_Q / W_V gradient at initialisation", unscaled["grad_q_over_grad_v_at_init"], 0.1, log=True)
 

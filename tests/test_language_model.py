@@ -31,16 +31,16 @@ def test_sizes_declare_both_profiles_and_the_full_plane():
     full = SIZES["full"]
     assert full.model.d_head == 64 and full.model.n_layers >= 2 and full.model.n_heads >= 2
     # "at least 4 x 4 points", spanning every rule's point (rows 0 to 2) and wider starts
-    assert len(full.m_steps) >= 4 and len(full.r_steps) >= 4
-    assert {0, 1, 2} <= set(full.m_steps) and {0, 1, 2} <= set(full.r_steps)
+    assert len(full.u_steps) >= 4 and len(full.v_steps) >= 4
+    assert {0, 1, 2} <= set(full.u_steps) and {0, 1, 2} <= set(full.v_steps)
     # ... up to a 7B model's starting spread (d_model 4096, d_head 128)
-    assert min(full.m_steps) <= full.spread_steps(4096, 128)
+    assert min(full.u_steps) <= full.spread_steps(4096, 128)
     assert (len(full.choose_seeds), len(full.confirm_seeds)) == (3, 5)
     # "about two passes over the text"
     passes = full.steps * full.batch * full.model.context / len(text_corpus().train)
     assert 1.7 < passes < 2.3
     quick = SIZES["quick"]
-    assert (quick.m_steps, quick.r_steps) == ((0, 1), (0, 1)), "the quick build: a 2 x 2 corner"
+    assert (quick.u_steps, quick.v_steps) == ((0, 1), (0, 1)), "the quick build: a 2 x 2 corner"
     for study in SIZES.values():
         assert not set(study.choose_seeds) & set(study.confirm_seeds), "disjoint seeds"
 
@@ -97,4 +97,4 @@ def test_the_rate_and_the_best_point_lie_inside_what_was_measured(run_snippet):
     study = out.study
     assert study.lrs[0] < out.lr < study.lrs[-1], out.lr
     i, j = out.best
-    assert min(study.m_steps) < i < max(study.m_steps) and min(study.r_steps) < j < max(study.r_steps), out.best
+    assert min(study.u_steps) < i < max(study.u_steps) and min(study.v_steps) < j < max(study.v_steps), out.best

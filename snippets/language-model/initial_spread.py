@@ -1,9 +1,9 @@
 """How wide the logits start under GPT-2's initialisation: derived, then measured.
 
-With every weight drawn N(0, sigma^2) and LayerNorm'd inputs (unit-variance components), a
-query component is a sum of d_model terms, variance d_model sigma^2, and so is a key
-component; q.k sums d_head products of two of them, so its standard deviation is
-sqrt(d_head) d_model sigma^2 before any factor. We measure it on the first layer of a
+With every weight drawn N(0, sigma_W^2) and LayerNorm'd inputs (unit-variance components),
+a query component is a sum of d_model terms, variance d_model sigma_W^2, and so is a key
+component; q.k sums d_k products of two of them (d_k: the model's d_head), so its standard
+deviation is sqrt(d_k) d_model sigma_W^2 before any factor. We measure it on the first layer of a
 freshly built model, on the corpus's own text, for the study's two sizes and for GPT-Neo
 1.3B's widths (its Hugging Face initialiser range is the same 0.02).
 """
@@ -46,10 +46,10 @@ def initial_spread(generator, seed=0, windows=8):
 result = initial_spread(generator)
 
 print(sdpa.markdown_table(
-    ["shape", "d_model", "d_head", "predicted std of q·k", "measured", "measured × 1/√d_head"],
+    ["shape", "d_model", "d_k", "predicted std of q·k", "measured", "measured × 1/√d_k"],
     [(r["shape"], r["d_model"], r["d_head"], r["predicted"], r["measured"], r["scaled"])
      for r in result],
     caption="The spread of the logits at initialisation, first layer, eight windows of the "
-    "text. Predicted: √d_head · d_model · 0.02². At these widths an unscaled head starts "
+    "text. Predicted: √d_k · d_model · 0.02². At these widths an unscaled head starts "
     "nearly uniform; GPT-Neo's width makes the same initialisation start wide.",
 ))

@@ -1,10 +1,10 @@
-"""The language model's W_Q/W_K plane: the shared rate tuned once, every (i, j) point of the
+"""The language model's W_Q/W_K plane: the shared rate tuned once, every (u, v) point of the
 plane at that rate on the choice seeds, and what the fresh seeds confirm.
 
-Each point is the model without the factor, W_Q and W_K started d_head^(-i/4) times GPT-2's
-draw and learning at d_head^(-j/4) times the shared rate (``sdpa.language.run_language``);
-by the equivalence (under Adam) the 1/sqrt(d_head) default is the point (1, 1) and 1/d_head's
-is (2, 2). Rows with i < 0 start wider than GPT-2 does at this width.
+Each point is the model without the factor, W_Q and W_K started d_k^(-u/4) times GPT-2's
+draw and learning at d_k^(-v/4) times the shared rate (``sdpa.language.run_language``);
+by the equivalence (under Adam) the 1/sqrt(d_k) default is the point (1, 1) and 1/d_k's
+is (2, 2). Rows with u < 0 start wider than GPT-2 does at this width.
 """
 
 import sdpa
@@ -25,7 +25,7 @@ def plane(study):
                  for name in ("none", "inv_sqrt", "inv", "qk_norm", "best")]
     return {"lr": out.lr, "lrs": list(study.lrs), "rate_loss": out.rate_loss.exp().tolist(),
             "grid": {p: loss.log().mean().exp().item() for p, loss in grid.items()},
-            "spread": {i: here * study.multiplier(i) ** 2 for i in study.m_steps},
+            "spread": {i: here * study.multiplier(i) ** 2 for i in study.u_steps},
             "best": out.best, "confirmed": confirmed}
 
 
@@ -35,27 +35,27 @@ r = result
 print(sdpa.markdown_table(
     ["default", *[f"rate {lr:.2g}" for lr in r["lrs"]]],
     [(label, *[f"{x:.3f}" + (" ←" if lr == r["lr"] else "") for lr, x in zip(r["lrs"], row)])
-     for label, row in zip(("no factor", "1/√d_head"), r["rate_loss"])],
+     for label, row in zip(("no factor", "1/√d_k"), r["rate_loss"])],
     caption=f"Stage 1, the shared rate: both defaults at every rate, final held-out loss "
     f"(geometric mean over {len(STUDY.choose_seeds)} choice seeds); ← the rate chosen for "
     "both (the lowest mean log loss), used by every later run.",
 ))
 print(sdpa.markdown_table(
-    ["i (starting spread)", *[f"j = {j}" for j in STUDY.r_steps]],
-    [(f"{i} ({r['spread'][i]:.3g})",
-      *[f"{r['grid'][(i, j)]:.3f}" + (" ★" if (i, j) == r["best"] else "")
-        for j in STUDY.r_steps]) for i in STUDY.m_steps],
+    ["u (starting spread)", *[f"v = {v}" for v in STUDY.v_steps]],
+    [(f"{u} ({r['spread'][u]:.3g})",
+      *[f"{r['grid'][(u, v)]:.3f}" + (" ★" if (u, v) == r["best"] else "")
+        for v in STUDY.v_steps]) for u in STUDY.u_steps],
     caption="Stage 2, the plane: final held-out loss at every point (geometric mean over the "
-    "choice seeds) without the factor. Rows: W_Q and W_K start d_head^(−i/4) times GPT-2's "
+    "choice seeds) without the factor. Rows: W_Q and W_K start d_k^(−u/4) times GPT-2's "
     "draw (in brackets the std of the unscaled logits at the start); columns: they learn at "
-    "d_head^(−j/4) times the shared rate. No factor's default is (0, 0), 1/√d_head's (1, 1), "
-    "1/d_head's (2, 2); ★ the best point.",
+    "d_k^(−v/4) times the shared rate. No factor's default is (0, 0), 1/√d_k's (1, 1), "
+    "1/d_k's (2, 2); ★ the best point.",
 ))
 print(sdpa.markdown_table(
-    ["setting", "final held-out loss", "minus 1/√d_head's, paired", "minus the best point's"],
+    ["setting", "final held-out loss", "minus 1/√d_k's, paired", "minus the best point's"],
     [(c["label"], f"{c['loss'].mean():.3f} ± {c['loss'].std():.3f}", str(c["versus"]),
       str(c["versus_best"])) for c in r["confirmed"]],
     caption=f"Stage 3 on {len(STUDY.confirm_seeds)} fresh seeds: every rule's default and the "
-    "plane's best point (QK-norm + 1/√d_head at its default too). Mean ± std; differences "
+    "plane's best point (QK-norm + 1/√d_k at its default too). Mean ± std; differences "
     "paired by seed, with a 95% t interval, in nats per character.",
 ))

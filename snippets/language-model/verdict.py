@@ -1,7 +1,7 @@
 """The page's verdict, per starting spread, written from the confirmed numbers so that it
 says what they show.
 
-At each starting spread the model without the factor and the 1/sqrt(d_head) model start
+At each starting spread the model without the factor and the 1/sqrt(d_k) model start
 from the same weights; the plane's rows give the pairs (each row at its best W_Q/W_K rate),
 other models' named spreads add pairs at the default rate. Each pair is compared on the
 fresh seeds, seed by seed, with a 95% t interval; an interval that holds zero is a tie. A
@@ -19,9 +19,9 @@ def verdict(study):
     out = run_language(study)
     here = logit_spread(study.model.d_model, study.model.d_head, study.model.init_std)
     pairs = [(here * study.multiplier(i) ** 2, f"row {i}", f"row {k}", "its best W_Q/W_K rate")
-             for i, k in zip(study.m_steps, study.m_steps[1:])]
+             for i, k in zip(study.u_steps, study.u_steps[1:])]
     pairs += [(logit_spread(d_model, d_head, study.model.init_std), f"{name}, no factor",
-               f"{name}, 1/√d_head", f"{name}'s spread, the default rate")
+               f"{name}, 1/√d_k", f"{name}'s spread, the default rate")
               for name, d_model, d_head in study.spreads]
     rows = []
     for spread, none, scaled, how in sorted(pairs):
@@ -37,7 +37,7 @@ result = verdict(STUDY)
 lines = [f"starting spread {r['spread']:.2g} ({r['how']}): without the factor it {r['word']} "
          f"({r['difference']} nats)" for r in result["rows"]]
 text = (f"**At the end of the budget** ({result['steps']} steps, held-out loss, "
-        f"{result['seeds']} fresh seeds, paired with the 1/√d_head model from the same "
+        f"{result['seeds']} fresh seeds, paired with the 1/√d_k model from the same "
         "weights, 95% t intervals): " + "; ".join(lines) + ".")
 if result["profile"] == "quick":
     print('!!! note "Quick build: the numbers, not the verdict"\n'

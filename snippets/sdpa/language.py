@@ -3,20 +3,21 @@
 The model is the site's :class:`sdpa.models.GPT` (nanoGPT's shape: pre-LayerNorm blocks,
 GPT-2 initialisation, Adam, a cosine schedule) reading CPython's help topics character by
 character (:func:`sdpa.tasks.text_corpus`). As on the recall task (:mod:`sdpa.plane`), an
-unscaled head whose W_Q and W_K start ``m`` times GPT-2's draw and learn at ``r`` times the
-shared rate is, under Adam, the head with factor s at (m / sqrt(s), r / sqrt(s)): so the
-plane of the unscaled model's (m, r) = (d_head^(-i/4), d_head^(-j/4)) holds no factor at
-(0, 0), 1/sqrt(d_head) at (1, 1) and 1/d_head at (2, 2), and its rows with i < 0 start
-wider than GPT-2 does at this width: as wide as GPT-2 small's or a 7B model's heads start.
+unscaled head whose W_Q and W_K start ``a`` times GPT-2's draw and learn at ``r`` times the
+shared rate is, under Adam, the head with factor c at (a / sqrt(c), r / sqrt(c)): so the
+plane of the unscaled model's (a, r) = (d_k^(-u/4), d_k^(-v/4)) holds no factor at (0, 0),
+1/sqrt(d_k) at (1, 1) and 1/d_k at (2, 2), and its rows with u < 0 start wider than GPT-2
+does at this width: as wide as GPT-2 small's or a 7B model's heads start (d_k is the
+model's ``d_head``).
 
 The study, in three stages, each one batched computation per seed
 (:func:`sdpa.gpt.run_gpt_by_seed`):
 
-1. **the shared rate**, tuned once: the unscaled and the 1/sqrt(d_head) defaults at every
+1. **the shared rate**, tuned once: the unscaled and the 1/sqrt(d_k) defaults at every
    rate of ``lrs`` on the choice seeds; the rate with the lowest mean final held-out loss
    over both (in logs) serves every later run;
-2. **the plane**: every (i, j) of ``m_steps`` x ``r_steps`` at that rate, on the choice seeds;
-3. **the confirmation**, on fresh seeds: every rule's default (QK-norm + 1/sqrt(d_head)
+2. **the plane**: every (u, v) of ``u_steps`` x ``v_steps`` at that rate, on the choice seeds;
+3. **the confirmation**, on fresh seeds: every rule's default (QK-norm + 1/sqrt(d_k)
    too), the plane's best point, each row's best point (a row is one starting spread), and
    the named starting spreads of ``spreads`` without and with the factor.
 """
@@ -53,18 +54,18 @@ class LanguageStudy:
     evals: int  # held-out loss measured every steps/evals steps
     held_out: int  # sequences of the fixed held-out batch
     lrs: tuple[float, ...]  # the shared rates of stage 1
-    m_steps: tuple[int, ...]  # the plane's rows: W_Q, W_K start d_head^(-i/4) x GPT-2's draw
-    r_steps: tuple[int, ...]  # its columns: they learn at d_head^(-j/4) x the shared rate
+    u_steps: tuple[int, ...]  # the plane's rows: W_Q, W_K start d_k^(-u/4) x GPT-2's draw
+    v_steps: tuple[int, ...]  # its columns: they learn at d_k^(-v/4) x the shared rate
     choose_seeds: tuple[int, ...]
     confirm_seeds: tuple[int, ...]
-    #: (name, d_model, d_head): other models' GPT-2 starting spreads, reached here by m
+    #: (name, d_model, d_head): other models' GPT-2 starting spreads, reached here by a
     spreads: tuple[tuple[str, int, int], ...] = ()
 
     def multiplier(self, steps: float) -> float:
         return self.model.d_head ** (-steps / 4)
 
     def point(self, i: float, j: float, scale: Scale = Scale.NONE) -> GPTConfig:
-        """The model at plane point (i, j) with the logit factor ``scale``."""
+        """The model at plane point (u, v) with the logit factor ``scale``."""
         return dataclasses.replace(self.model, scale=scale, qk_init=self.multiplier(i),
                                    qk_lr=self.multiplier(j))
 
@@ -79,10 +80,10 @@ class LanguageStudy:
 
     @property
     def points(self) -> tuple[tuple[int, int], ...]:
-        return tuple((i, j) for i in self.m_steps for j in self.r_steps)
+        return tuple((u, v) for u in self.u_steps for v in self.v_steps)
 
     def spread_steps(self, d_model: int, d_head: int) -> float:
-        """The row i (a real number) at which this model's unscaled heads start as wide as
+        """The row u (a real number) at which this model's unscaled heads start as wide as
         GPT-2's initialisation makes them at ``d_model`` and ``d_head``."""
         here = logit_spread(self.model.d_model, self.model.d_head, self.model.init_std)
         m = math.sqrt(logit_spread(d_model, d_head, self.model.init_std) / here)
@@ -104,11 +105,11 @@ def _model(d_model: int, n_heads: int, d_head: int, context: int) -> GPTConfig:
 SIZES: dict[str, LanguageStudy] = {
     "quick": LanguageStudy(
         model=_model(32, 2, 16, 32), steps=150, batch=4, evals=6, held_out=32,
-        lrs=(10**-2.5, 10**-2, 10**-1.5), m_steps=(0, 1), r_steps=(0, 1),
+        lrs=(10**-2.5, 10**-2, 10**-1.5), u_steps=(0, 1), v_steps=(0, 1),
         choose_seeds=(0,), confirm_seeds=(1, 2)),
     "full": LanguageStudy(
         model=_model(128, 2, 64, 64), steps=750, batch=16, evals=15, held_out=64,
-        lrs=(10**-3.5, 10**-3, 10**-2.5, 10**-2), m_steps=(-2, -1, 0, 1, 2), r_steps=(-1, 0, 1, 2),
+        lrs=(10**-3.5, 10**-3, 10**-2.5, 10**-2), u_steps=(-2, -1, 0, 1, 2), v_steps=(-1, 0, 1, 2),
         choose_seeds=(0, 1, 2), confirm_seeds=(3, 4, 5, 6, 7),
         spreads=(("GPT-2 small", 768, 64), ("a 7B model", 4096, 128))),
 }
@@ -156,7 +157,7 @@ def run_language(study: LanguageStudy | None = None) -> LanguageResult:
     mean_log = plane_loss.log().mean(-1)
     best = study.points[int(mean_log.argmin())]
     row_best = {}
-    for i in study.m_steps:
+    for i in study.u_steps:
         row = [k for k, (a, _) in enumerate(study.points) if a == i]
         row_best[i] = study.points[min(row, key=lambda k: mean_log[k].item())]
     confirmed = dict(d)
@@ -166,7 +167,7 @@ def run_language(study: LanguageStudy | None = None) -> LanguageResult:
     for name, d_model, d_head in study.spreads:
         i = study.spread_steps(d_model, d_head)
         confirmed[f"{name}, no factor"] = study.point(i, 0)
-        # the same weights with the factor: the 1/sqrt(d_head) head at m = d_head^(-i/4)
+        # the same weights with the factor: the 1/sqrt(d_k) head at a = d_k^(-u/4)
         confirmed[f"{name}, 1/√d_head"] = study.point(i, 0, Scale.INV_SQRT)
     arms = tuple(dict.fromkeys(confirmed.values()))
     confirm = run_gpt_by_seed(study.sweep(arms, (lr,), study.confirm_seeds))
@@ -176,8 +177,8 @@ def run_language(study: LanguageStudy | None = None) -> LanguageResult:
         records={name: confirm.arm(c, lr) for name, c in confirmed.items()})
 
 
-RULE_LABELS = {"none": "no factor", "inv_sqrt": "1/√d_head", "inv": "1/d_head",
-               "qk_norm": "QK-norm + 1/√d_head", "best": "the plane's best point"}
+RULE_LABELS = {"none": "no factor", "inv_sqrt": "1/√d_k", "inv": "1/d_k",
+               "qk_norm": "QK-norm + 1/√d_k", "best": "the plane's best point"}
 
 
 def mean_se(values: torch.Tensor) -> tuple[float, float]:

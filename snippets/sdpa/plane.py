@@ -1,22 +1,22 @@
 """The W_Q/W_K plane: every scale rule as one point of one plane, and the plane measured.
 
 A logit factor is the same as a rescaling of W_Q and W_K (the temperature page proves it
-step by step). Take the head *without* a factor, and two multipliers: ``m`` on W_Q's and
+step by step). Take the head *without* a factor, and two multipliers: ``a`` on W_Q's and
 W_K's initial standard deviation, ``r`` on their learning rate (every other weight at the
-shared rate). A head with factor ``s`` at (m, r) computes, step for step, what the
+shared rate). A head with logit factor ``c`` at (a, r) computes, step for step, what the
 unscaled head computes at
 
-* (m sqrt(s), r sqrt(s)) under Adam, with Adam's epsilon for W_Q and W_K divided by
-  sqrt(s) (:func:`identity_runs`; with one epsilon for every weight the two runs differ by
+* (a sqrt(c), r sqrt(c)) under Adam, with Adam's epsilon for W_Q and W_K divided by
+  sqrt(c) (:func:`identity_runs`; with one epsilon for every weight the two runs differ by
   a perturbation far below the gradients' size, which training then amplifies as it
   amplifies any);
-* (m sqrt(s), r s) under SGD.
+* (a sqrt(c), r c) under SGD.
 
 When d_k^(1/4) is a power of two (d_k = 16, 256) both hold bit for bit.
 
-So one plane of the unscaled head holds every rule. Writing m = d_k^(-i/4) and
-r = d_k^(-j/4), the rules' defaults (m = r = 1 with their factor) sit at integer steps
-(i, j): no factor at (0, 0); 1/sqrt(d_k) at (1, 1) under Adam and (1, 2) under SGD; 1/d_k
+So one plane of the unscaled head holds every rule. Writing a = d_k^(-u/4) and
+r = d_k^(-v/4), the rules' defaults (a = r = 1 with their factor) sit at integer steps
+(u, v): no factor at (0, 0); 1/sqrt(d_k) at (1, 1) under Adam and (1, 2) under SGD; 1/d_k
 at (2, 2) and (2, 4). A :class:`Plane` measures the final loss on a grid of such steps,
 each point at every shared rate of a window, on the choice seeds; :func:`run_plane` picks
 each rule's default at its best shared rate and the plane's best point, and reruns them
@@ -46,18 +46,18 @@ from sdpa.tables import markdown_table
 from sdpa.tasks import recall_batches
 from sdpa.training import OPTIMIZER_LABELS, make_optimizer, train
 
-#: Each rule's factor as a power of d_k: s = d_k^(-a).
+#: Each rule's factor as a power of d_k: c = d_k^(-alpha).
 EXPONENTS = {Scale.NONE: 0.0, Scale.INV_SQRT: 0.5, Scale.INV: 1.0}
-#: The plane's steps are quarter powers of d_k: m = d_k^(-i/4), r = d_k^(-j/4).
+#: The plane's steps are quarter powers of d_k: a = d_k^(-u/4), r = d_k^(-v/4).
 STEP = 0.25
 
 
 def rule_step(rule: Scale, optimizer: Optimizer) -> tuple[int, int]:
-    """Where ``rule``'s default lies on the plane, in steps (i, j) of d_k^(-1/4)."""
-    a = EXPONENTS[rule]
-    i = round(a / 2 / STEP)  # m = sqrt(s) = d_k^(-a/2)
-    j = i if optimizer == "adam" else 2 * i  # r = sqrt(s) (Adam) or s (SGD)
-    return i, j
+    """Where ``rule``'s default lies on the plane, in steps (u, v) of d_k^(-1/4)."""
+    alpha = EXPONENTS[rule]
+    u = round(alpha / 2 / STEP)  # a = sqrt(c) = d_k^(-alpha/2)
+    v = u if optimizer == "adam" else 2 * u  # r = sqrt(c) (Adam) or c (SGD)
+    return u, v
 
 
 def multiplier(d_k: int, steps: float) -> float:
@@ -66,8 +66,8 @@ def multiplier(d_k: int, steps: float) -> float:
 
 
 def plane_arm(d_k: int, point: tuple[int, int]) -> Arm:
-    """The unscaled head at ``point`` = (i, j): W_Q and W_K start d_k^(-i/4) times their
-    unit-variance draw and learn at d_k^(-j/4) times the shared rate."""
+    """The unscaled head at ``point`` = (u, v): W_Q and W_K start d_k^(-u/4) times their
+    unit-variance draw and learn at d_k^(-v/4) times the shared rate."""
     m, r = (multiplier(d_k, s) for s in point)
     return Arm(Scale.NONE, q_init=m, k_init=m, lr_q=r, lr_k=r)
 
@@ -79,7 +79,7 @@ class Plane:
     ``ablation`` gives the task and the one-head model (with ``heads``, a
     :class:`sdpa.models.RecallBlock` of that many heads of d_k); ``steps`` the budget, with
     a linear warm-up over ``warmup`` of them (a fraction) and a cosine decay to zero. At
-    every d_k of ``grid_d_ks`` the whole grid ``m_steps`` x ``r_steps`` is measured;
+    every d_k of ``grid_d_ks`` the whole grid ``u_steps`` x ``v_steps`` is measured;
     elsewhere the rules' defaults alone. Every point trains at each of ``rates`` shared
     rates spaced by 10^(1/per_decade) around the optimiser's centre.
     """
@@ -91,9 +91,9 @@ class Plane:
     d_ks: tuple[int, ...] = (16, 64, 256)
     grid_d_ks: tuple[int, ...] = (64,)
     optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
-    m_steps: tuple[int, ...] = (0, 1, 2)
+    u_steps: tuple[int, ...] = (0, 1, 2)
     #: the r steps of each optimiser's grid
-    r_steps: tuple[tuple[Optimizer, tuple[int, ...]], ...] = (
+    v_steps: tuple[tuple[Optimizer, tuple[int, ...]], ...] = (
         ("adam", (0, 1, 2)), ("sgd", (0, 2, 4)))
     per_decade: int = 3
     rates: int = 5
@@ -105,9 +105,9 @@ class Plane:
     record_every: int = 5
 
     def points(self, optimizer: Optimizer, d_k: int) -> tuple[tuple[int, int], ...]:
-        """The (i, j) steps measured at ``d_k``: the grid, or the rules' defaults."""
+        """The (u, v) steps measured at ``d_k``: the grid, or the rules' defaults."""
         if d_k in self.grid_d_ks:
-            return tuple((i, j) for i in self.m_steps for j in dict(self.r_steps)[optimizer])
+            return tuple((u, v) for u in self.u_steps for v in dict(self.v_steps)[optimizer])
         return tuple(rule_step(rule, optimizer) for rule in Scale)
 
     def lrs(self, optimizer: Optimizer) -> tuple[float, ...]:
@@ -193,9 +193,9 @@ class PlaneResult:
         point, lr = self.settings[name]
         inside = 0 < self.lrs.index(lr) < len(self.lrs) - 1
         if name == "best":
-            m_steps = sorted({i for i, _ in self.points})
-            r_steps = sorted({j for _, j in self.points})
-            inside &= m_steps[0] < point[0] < m_steps[-1] and r_steps[0] < point[1] < r_steps[-1]
+            us = sorted({u for u, _ in self.points})
+            vs = sorted({v for _, v in self.points})
+            inside &= us[0] < point[0] < us[-1] and vs[0] < point[1] < vs[-1]
         return inside
 
     def multipliers(self, point: tuple[int, int]) -> tuple[float, float]:
@@ -245,7 +245,7 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
                          f"{lr:.3g}" + ("" if r.interior(name) else " (edge)"), loss(r, name),
                          ratio(r, name)))
     return markdown_table(
-        ["optimiser", "d_k", "setting", "point (i, j)", "shared rate",
+        ["optimiser", "d_k", "setting", "point (u, v)", "shared rate",
          "final loss, geometric mean (min–max)", "over the best point, paired"], rows,
         align="lrllrrr",
         caption=f"Each rule's default and the plane's best point, rerun on "
@@ -318,10 +318,10 @@ NAMED_SPREADS: tuple[tuple[str, float], ...] = (
 class SpreadStudy:
     """Dropping the factor at each starting spread: the unscaled head and the 1/sqrt(d_k)
     head from the same weights, W_Q and W_K drawn m times their unit-variance draw, so that
-    the unscaled logits start with standard deviation ``spread`` (m^2 sqrt(d_k) = spread).
+    the unscaled logits start with standard deviation ``spread`` (a^2 sqrt(d_k) = spread).
 
     Each rule is tuned alike: its shared rate over the plane's window and its W_Q/W_K rate
-    multiplier over d_k^(-j/4), j in ``r_steps``, around its own default (1), on the
+    multiplier over d_k^(-v/4), v in ``v_steps``, around its own default (1), on the
     plane's choice seeds; the best setting is rerun on the fresh seeds, where the two rules
     are compared seed by seed. What is matched is the logits' spread at the start; the
     rest of the head (W_V, W_O) starts as the plane's does.
@@ -332,7 +332,7 @@ class SpreadStudy:
     optimizer: Optimizer = "adam"
     spreads: tuple[float, ...] = (0.1, 1.0, 10.0)
     named: tuple[tuple[str, float], ...] = NAMED_SPREADS
-    r_steps: tuple[int, ...] = (0,)
+    v_steps: tuple[int, ...] = (0,)
 
     @property
     def all_spreads(self) -> tuple[float, ...]:
@@ -344,7 +344,7 @@ class SpreadStudy:
     def arms(self, rule: Scale, spread: float) -> tuple[Arm, ...]:
         m = self.m(spread)
         return tuple(Arm(rule, q_init=m, k_init=m, lr_q=multiplier(self.d_k, j),
-                         lr_k=multiplier(self.d_k, j)) for j in self.r_steps)
+                         lr_k=multiplier(self.d_k, j)) for j in self.v_steps)
 
 
 @dataclass(frozen=True)
@@ -387,14 +387,14 @@ def identity_runs(plane: Plane, optimizer: Optimizer, d_k: int, rule: Scale = Sc
     the losses of ``rule``'s default and of the unscaled head at its point of the plane,
     from the same draw and data, at the plane's first shared rate of ``optimizer``.
 
-    Under Adam the unscaled head's W_Q and W_K get epsilon divided by sqrt(s) (their
-    gradients are 1/sqrt(s) times larger); under SGD nothing changes but the rates.
+    Under Adam the unscaled head's W_Q and W_K get epsilon divided by sqrt(c) (their
+    gradients are 1/sqrt(c) times larger); under SGD nothing changes but the rates.
     """
     experiment = plane.experiment(optimizer, d_k, (Arm(rule),), plane.lrs(optimizer)[:1], (seed,))
     point = plane_arm(d_k, rule_step(rule, optimizer))
-    s = rule.factor(d_k)
+    c = rule.factor(d_k)
     out = []
-    for arm, qk_eps in ((Arm(rule), eps), (point, eps / math.sqrt(s))):
+    for arm, qk_eps in ((Arm(rule), eps), (point, eps / math.sqrt(c))):
         model = recall_model(experiment, arm, seed)
         rates = member_lrs(arm, experiment.lrs[0], [n for n, _ in model.named_parameters()])
         groups = [{"params": [model.get_parameter(n)], "lr": lr,

@@ -22,24 +22,24 @@ def predicted_lr_exponent(optimizer: Optimizer, rule: Scale, invariant: str,
     """How the best learning rate of ``rule`` should move with d_k, relative to 1/sqrt(d_k)'s,
     if the best rate keeps ``invariant`` the same (one of :data:`INVARIANTS`).
 
-    A rule's factor is m = d_k^a times 1/sqrt(d_k) (a = 1/2 for none, -1/2 for 1/d_k), and
-    every rule starts W_Q and W_K from the same draw. One step at rate lr moves W_Q and W_K
-    by about lr under Adam (whatever their gradient's size) and by g lr under SGD, g the
-    ratio of their gradients to the 1/sqrt(d_k) head's; the logits, m times more sensitive
-    to W_Q and W_K, move m times further. Keeping the weights' step fixed gives the exponent
-    0 (Adam) or -slope(g) (SGD); keeping the logits' step fixed gives -a (Adam) or
-    -(a + slope(g)) (SGD).
+    A rule's factor c is d_k^alpha times s = 1/sqrt(d_k) (alpha = 1/2 for none, -1/2 for
+    1/d_k), and every rule starts W_Q and W_K from the same draw. One step at rate lr moves
+    W_Q and W_K by about lr under Adam (whatever their gradient's size) and by g lr under
+    SGD, g the ratio of their gradients to the 1/sqrt(d_k) head's; the logits, c/s times
+    more sensitive to W_Q and W_K, move c/s times further. Keeping the weights' step fixed
+    gives the exponent 0 (Adam) or -slope(g) (SGD); keeping the logits' step fixed gives
+    -alpha (Adam) or -(alpha + slope(g)) (SGD).
 
-    If the loss's gradient at the logits did not depend on the factor, g would be m and its
-    slope a (the default). Saturation breaks that: ``gradient_slope`` takes the measured
-    slope of g against d_k instead (:func:`gradient_ratios`).
+    If the loss's gradient at the logits did not depend on the factor, g would be c/s and
+    its slope alpha (the default). Saturation breaks that: ``gradient_slope`` takes the
+    measured slope of g against d_k instead (:func:`gradient_ratios`).
     """
     if invariant not in INVARIANTS:
         raise ValueError(f"invariant must be one of {INVARIANTS}, not {invariant!r}")
-    a = {Scale.NONE: 0.5, Scale.INV_SQRT: 0.0, Scale.INV: -0.5}[rule]
-    g = a if gradient_slope is None else gradient_slope
+    alpha = {Scale.NONE: 0.5, Scale.INV_SQRT: 0.0, Scale.INV: -0.5}[rule]
+    g = alpha if gradient_slope is None else gradient_slope
     weights = 0.0 if optimizer == "adam" else g  # the weights' step per unit rate, as d_k^x
-    return 0.0 - (weights if invariant == "weights" else weights + a)  # (0.0 - 0.0 is +0)
+    return 0.0 - (weights if invariant == "weights" else weights + alpha)  # (0.0 - 0.0 is +0)
 
 
 @memo

@@ -1,8 +1,8 @@
 """The W_Q/W_K plane of the one-head recall task: the final loss at every point, each at its
 best shared rate, with every rule's default and the plane's best point marked.
 
-Every point is the unscaled head with W_Q and W_K started d_k^(-i/4) times their
-unit-variance draw and learning at d_k^(-j/4) times the shared rate (``sdpa.plane``); by the
+Every point is the unscaled head with W_Q and W_K started d_k^(-u/4) times their
+unit-variance draw and learning at d_k^(-v/4) times the shared rate (``sdpa.plane``); by the
 equivalence each rule's default is one of these points. Squares: the geometric mean over
 the choice seeds of the final loss at the point's best shared rate.
 """
@@ -20,8 +20,8 @@ n_choose = len(PLANE.choose_seeds)
 figure = sdpa.Figure(
     "plane",
     caption=f"Final loss after {PLANE.steps} steps over the W_Q/W_K plane of one head "
-    "without the factor: right, W_Q and W_K start d_k^(−i/4) times their unit-variance "
-    "draw; up, they learn at d_k^(−j/4) times the shared rate. Each square is the geometric "
+    "without the factor: right, W_Q and W_K start d_k^(−u/4) times their unit-variance "
+    "draw; up, they learn at d_k^(−v/4) times the shared rate. Each square is the geometric "
     f"mean over {n_choose} choice seeds at the point's best of {PLANE.rates} shared rates. "
     "Outlined markers: each rule's default, where the equivalence puts it (circle: no "
     "factor; triangle: 1/√d_k; square: 1/d_k). Star: the best point of the choice seeds.",

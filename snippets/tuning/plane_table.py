@@ -6,8 +6,8 @@ The same runs as the plane figure (``sdpa.plane.run_plane``, memoised). Each set
 rate on the fresh seeds; the ratio to the best point is paired seed by seed (a t interval
 on the difference of log losses). Sensitivity, as Wortsman et al. define it for learning
 rates: the mean over a line of the plane of min(L, L0) - L*, in nats, where L* is the
-line's best and L0 the loss at the start, along j (the W_Q/W_K rate) at the best point's i
-and along i (their starting scale) at its j.
+line's best and L0 the loss at the start, along v (the W_Q/W_K rate) at the best point's u
+and along u (their starting scale) at its v.
 """
 
 import math
@@ -46,8 +46,8 @@ result = {"planes": run_plane(PLANE), "region": good_region(PLANE)}
 print(settings_table(PLANE, result["planes"]))
 if result["region"]:
     print(sdpa.markdown_table(
-        ["optimiser", "d_k", "best point (i, j)", "steps from 1/√d_k's default",
-         "sensitivity along j (nats)", "sensitivity along i (nats)"],
+        ["optimiser", "d_k", "best point (u, v)", "steps from 1/√d_k's default",
+         "sensitivity along v (nats)", "sensitivity along u (nats)"],
         [(OPTIMIZER_LABELS[r["optimizer"]], r["d_k"], f"({r['best'][0]}, {r['best'][1]})",
           f"({r['from_sqrt'][0]:+d}, {r['from_sqrt'][1]:+d})", r["sensitivity_r"],
           r["sensitivity_m"]) for r in result["region"]],

@@ -33,12 +33,12 @@ def language_points(study):
     here = logit_spread(study.model.d_model, study.model.d_head, study.model.init_std)
     points = [{"spread": here * study.multiplier(i) ** 2, "tuned": True,
                "difference": paired(out.final(f"row {i}"), out.final(f"row {k}"))}
-              for i, k in zip(study.m_steps, study.m_steps[1:])]
+              for i, k in zip(study.u_steps, study.u_steps[1:])]
     for name, d_model, d_head in study.spreads:
         points.append({"spread": logit_spread(d_model, d_head, study.model.init_std),
                        "tuned": False, "name": name,
                        "difference": paired(out.final(f"{name}, no factor"),
-                                            out.final(f"{name}, 1/√d_head"))})
+                                            out.final(f"{name}, 1/√d_k"))})
     return sorted(points, key=lambda p: p["spread"])
 
 

@@ -149,7 +149,8 @@ def test_variance_and_saturation(summary, claim):
     for i, (a, b) in enumerate(zip(trace, trace[1:])):
         claim.below(f"unscaled trace falls, head {i} to {i + 1}", b, a)
     claim.below("widest head: unscaled trace x 4 / scaled", 4 * trace[-1] / summary["trace_scaled"][-1], 1, log=True)
-    claim.below("scaled spectral norm's largest / smallest", max(spectral_scaled) / min(spectral_scaled), 1.1, log=True)
+    # "nothing depends on d_k": the spectral norm within a fifth ("within 10%" had a margin under 3)
+    claim.below("scaled spectral norm's largest / smallest", max(spectral_scaled) / min(spectral_scaled), 1.2, log=True)
     claim.below("scaled trace's range", max(summary["trace_scaled"]) - min(summary["trace_scaled"]), 0.01)
 
 
@@ -161,11 +162,11 @@ def test_training_ablation(summary, claim):
                 2 * unscaled["entropy_at_init"] / scaled["entropy_at_init"], 1, log=True)
     claim.above("1/sqrt(d_k) learns it: final accuracy", scaled["final_accuracy"], 0.9)
     claim.above("1/d_k learns it: final accuracy", by_d["final_accuracy"], 0.9)
-    # Speed within the 120 steps: every seed of both scaled arms below 0.5 by step 60 (slowest seed
-    # 45-55 over seed offsets 0-19), no unscaled seed there (None: not reached), and the unscaled
-    # mean loss after 120 steps still above 2 (2.5-3.2 over offsets 0-19; chance 3.47).
-    claim.below("1/sqrt(d_k): slowest seed's steps to 0.5", scaled["slowest_steps_to_target"], 60.5)
-    claim.below("1/d_k: slowest seed's steps to 0.5", by_d["slowest_steps_to_target"], 60.5)
+    # Speed within the 120 steps: every seed of both scaled arms below 0.5 by step 80 (the words
+    # were "by step 60", a margin under 3 over offsets 0-19: narrowed), no unscaled seed there
+    # (None: not reached), and the unscaled mean loss after 120 steps still above 2 (chance 3.47).
+    claim.below("1/sqrt(d_k): slowest seed's steps to 0.5", scaled["slowest_steps_to_target"], 80.5)
+    claim.below("1/d_k: slowest seed's steps to 0.5", by_d["slowest_steps_to_target"], 80.5)
     assert unscaled["slowest_steps_to_target"] is None
     claim.above("unscaled: lowest seed's final loss", unscaled["final_loss_min"], 0.5)
     claim.above("unscaled: mean final loss, above 2", unscaled["final_loss"], 2)

@@ -54,8 +54,8 @@ def test_logit_growth_at_high_lr(run_snippet, claim):
 def test_head_entropy_collapse(run_snippet, claim):
     arms = run_snippet("qk-norm/entropy.py").namespace["result"]["arms"]
     claim.below("a 1/sqrt(d_k) head collapses: lowest final entropy", arms[BASE]["final_min"], 0.05)
-    # The lowest of 8 heads x 2 seeds: 0.40-1.09 nats over seed offsets 0-19
-    claim.above("every QK-norm head keeps a quarter of a nat", arms[QK]["final_min"], 0.25, log=True)
+    # The lowest of 8 heads x 2 seeds ("a quarter of a nat" had a margin under 3: narrowed)
+    claim.above("every QK-norm head keeps a tenth of a nat", arms[QK]["final_min"], 0.1, log=True)
     # Without the factor, QK-norm starts far sharper than with it.
     claim.below("QK-norm without the factor starts sharper: entropy ratio",
                 arms[QK_NO_SCALE]["first_mean"] / arms[QK]["first_mean"], 0.5, log=True)

@@ -11,54 +11,38 @@ It trains 120 small models (about a minute of one CPU core), so only the full pr
 it; a quick build prints that the full build decides it.
 """
 
-import math
-
 import sdpa
 from sdpa.attention import Scale
-from sdpa.recall import RecallExperiment, run_recall, scale_arms
-from sdpa.ablation import final_loss
+from sdpa.sizes import sizes
 
-HEADS = (1, 2, 4, 8)
-D_MODEL, STEPS, LAST = 64, 150, 10
-LRS = (3e-3, 1e-2, 3e-2)
-SEEDS = tuple(range(5))
-RULES = (Scale.NONE, Scale.INV_SQRT)
-
-
-def split(heads):
-    """Final losses of one head count: {rule: tensor (rates, seeds)}."""
-    experiment = RecallExperiment(d_k=D_MODEL // heads, d_model=D_MODEL, heads=heads,
-                                  steps=STEPS, arms=scale_arms(rules=RULES), lrs=LRS,
-                                  seeds=SEEDS, optimizer="adam")
-    chance = math.log(experiment.n_values)
-    loss = final_loss(run_recall(experiment).metrics, LAST, chance)
-    return {rule: loss[i] for i, rule in enumerate(RULES)}
+STUDY = sizes().head_count  # None in the quick profile
 
 
 def measure():
-    losses = {h: split(h) for h in HEADS}
-    best = {(h, rule): LRS[int(loss.mean(-1).argmin())]
+    losses = {h: STUDY.final_losses(h) for h in STUDY.heads}
+    best = {(h, rule): STUDY.lrs[int(loss.mean(-1).argmin())]
             for h, per_rule in losses.items() for rule, loss in per_rule.items()}
-    return {"losses": losses, "best": best, "lrs": LRS, "heads": HEADS}
+    return {"losses": losses, "best": best, "lrs": STUDY.lrs, "heads": STUDY.heads}
 
 
-if sdpa.runtime.profile() == "full":
+if STUDY is not None:
     result = measure()
-    rows = [(h, D_MODEL // h, rule.label, *[result["losses"][h][rule][i].mean().item()
-                                             for i in range(len(LRS))],
-             f"{result['best'][h, rule]:g}") for h in HEADS for rule in RULES]
+    rows = [(h, STUDY.d_model // h, rule.label,
+             *[result["losses"][h][rule][i].mean().item() for i in range(len(STUDY.lrs))],
+             f"{result['best'][h, rule]:g}") for h in STUDY.heads for rule in STUDY.rules]
     print(sdpa.markdown_table(
-        ["heads", "d_k", "logits", *[f"loss at {lr:g}" for lr in LRS], "best rate"], rows,
-        caption=f"The recall block, d_model = {D_MODEL}, Adam, {STEPS} steps; mean over "
-        f"{len(SEEDS)} seeds of the loss over the last {LAST} steps (chance: ln 32 = 3.47).",
+        ["heads", "d_k", "logits", *[f"loss at {lr:g}" for lr in STUDY.lrs], "best rate"], rows,
+        caption=f"The recall block, d_model = {STUDY.d_model}, Adam, {STUDY.steps} steps; mean "
+        f"over {len(STUDY.seeds)} seeds of the loss over the last {STUDY.last} steps (chance: "
+        "ln 32 = 3.47).",
     ))
 
     def says(rule):
-        picks = [result["best"][h, rule] for h in HEADS]
+        picks = [result["best"][h, rule] for h in STUDY.heads]
         if len(set(picks)) == 1:
             return f"the best of the three rates is {picks[0]:g} at every head count"
         return "the best rate moves with the head count (" + ", ".join(
-            f"{h} head{'s' * (h > 1)}: {lr:g}" for h, lr in zip(HEADS, picks)) + ")"
+            f"{h} head{'s' * (h > 1)}: {lr:g}" for h, lr in zip(STUDY.heads, picks)) + ")"
 
     print(f"\nWith the factor {says(Scale.INV_SQRT)}; without it, {says(Scale.NONE)}.\n")
 else:

@@ -19,6 +19,7 @@ What the full profile adds, and why:
   defaults at d_k = 16, Adam);
 * budgets of 600 and 3,000 steps, re-tuned, at every head size under both optimisers
   (quick: 600 steps at d_k = 64, Adam);
+* the practice page's recall block split into 1 to 8 heads, trained (quick: not run);
 * the starting spread at ten points, each rule with its own W_Q/W_K rate tuned too (quick:
   the five named spreads, the shared rate alone).
 """
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from sdpa.ablation import Ablation
 from sdpa.gpt import GPTSweep
 from sdpa.plane import Plane, SpreadStudy
+from sdpa.practice import HeadCountStudy
 from sdpa.qk_norm import QK_NORM_ARMS
 from sdpa.runtime import profile
 from sdpa.temperature import TemperatureStudy
@@ -50,6 +52,7 @@ class Sizes:
     spreads: SpreadStudy
     budgets: BudgetStudy
     learned_scale: LearnedScaleStudy
+    head_count: HeadCountStudy | None  # the practice page's block split into more heads
 
 
 _FIVE = tuple(range(5))
@@ -75,6 +78,7 @@ SIZES: dict[str, Sizes] = {
         budgets=BudgetStudy(plane=_QUICK_PLANE, budgets=(600,), d_ks=(64,),
                             optimizers=("adam",), shifts=(-2, -1, 0)),
         learned_scale=LearnedScaleStudy(plane=_QUICK_PLANE),
+        head_count=None,
     ),
     "full": Sizes(
         ablation=Ablation(seeds=_FIVE),
@@ -86,6 +90,7 @@ SIZES: dict[str, Sizes] = {
                             v_steps=(-1, 0, 1, 2, 3)),
         budgets=BudgetStudy(plane=_FULL_PLANE, budgets=(600, 3000), d_ks=(16, 64, 256)),
         learned_scale=LearnedScaleStudy(plane=_FULL_PLANE),
+        head_count=HeadCountStudy(),
     ),
 }
 

@@ -63,8 +63,8 @@ figure = sdpa.Figure(
     caption=f"Left: one row of {N_KEYS} keys at d_k = {SHOWN_D_K}, its weights sorted from the "
     "largest (log scale), for each scale rule: the row is the survey's median one, unscaled. "
     "Without the factor two keys share nearly all the weight and the rest, the key the head "
-    "should learn to find among them, get almost none; with 1/√d_k the weight is spread over "
-    "most of the row. Right: the median number of keys in play (e^entropy) against d_k: "
+    "should learn to find among them, get a few hundredths at most; with 1/√d_k the weight is "
+    "spread over many keys. Right: the median number of keys in play (e^entropy) against d_k: "
     "unscaled rows lose keys as heads widen, scaled rows start alike at every width, rows "
     "divided by d_k drift towards uniform.",
     alt="Two panels. Left: sorted attention weights of one row, log scale: the unscaled curve "

@@ -808,7 +808,7 @@ def test_the_explorable_figure_follows_its_controls_from_the_keyboard(browser, s
         figure.locator("input[type=radio]:checked").focus()
         page.keyboard.press("ArrowLeft")  # the previous rule: no factor
         unscaled = (heights(), readout.text_content())
-        assert unscaled != moved and "logits × none" in unscaled[1]
+        assert unscaled != moved and "logits × no factor" in unscaled[1]
         assert max(unscaled[0]) > 0.9 * max(start[0] + moved[0] + unscaled[0])
         fill = figure.locator("rect").first.evaluate("r => getComputedStyle(r).fill")
         assert fill == page.evaluate("""() => { const p = document.createElement('p');

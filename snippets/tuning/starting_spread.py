@@ -23,8 +23,8 @@ LANGUAGE = language_study()
 
 def recall_points(study):
     out = run_spreads(study)
-    return [{"spread": x, "difference": paired(out.confirm[(Scale.NONE, x)],
-                                               out.confirm[(Scale.INV_SQRT, x)])}
+    pairs = {x: (out.confirm[(Scale.NONE, x)], out.confirm[(Scale.INV_SQRT, x)]) for x in out.spreads}
+    return [{"spread": x, "difference": paired(*pairs[x]), "log_ratio": paired(*pairs[x], log=True)}
             for x in out.spreads]
 
 

@@ -18,10 +18,10 @@ What the full profile adds, and why:
 * the 4-head block's plane at d_k = 16 and 64 under both optimisers (quick: the rules'
   defaults at d_k = 16, Adam);
 * budgets of 600 and 3,000 steps, re-tuned, at every head size under both optimisers
-  (quick: 600 steps at d_k = 64, Adam);
+  (quick: 600 steps at d_k = 64, Adam, 1/d_k left out);
 * the practice page's recall block split into 1 to 8 heads, trained (quick: not run);
 * the starting spread at ten points, each rule with its own W_Q/W_K rate tuned too (quick:
-  the five named spreads, the shared rate alone).
+  three of the named spreads, the shared rate alone).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from sdpa.ablation import Ablation
 from sdpa.gpt import GPTSweep
-from sdpa.plane import Plane, SpreadStudy
+from sdpa.plane import NAMED_SPREADS, Plane, SpreadStudy
 from sdpa.practice import HeadCountStudy
 from sdpa.qk_norm import QK_NORM_ARMS
 from sdpa.runtime import profile
@@ -74,9 +74,10 @@ SIZES: dict[str, Sizes] = {
         qk_norm=GPTSweep(arms=tuple(QK_NORM_ARMS.values())),
         plane=_QUICK_PLANE,
         block_plane=Plane(heads=4, d_ks=(16,), grid_d_ks=(), optimizers=("adam",), rates=3),
-        spreads=SpreadStudy(plane=_QUICK_PLANE, spreads=()),
-        budgets=BudgetStudy(plane=_QUICK_PLANE, budgets=(600,), d_ks=(64,),
-                            optimizers=("adam",), shifts=(-2, -1, 0)),
+        spreads=SpreadStudy(plane=_QUICK_PLANE, spreads=(), named=tuple(
+            NAMED_SPREADS[i] for i in (0, 3, 4))),  # the narrowest, unit variance, the widest
+        budgets=BudgetStudy(plane=_QUICK_PLANE, budgets=(600,), d_ks=(64,), optimizers=("adam",),
+                            shifts=(-2, -1, 0), settings=("none", "inv_sqrt", "best")),
         learned_scale=LearnedScaleStudy(plane=_QUICK_PLANE),
         head_count=None,
     ),

@@ -38,6 +38,7 @@ class BudgetStudy:
     d_ks: tuple[int, ...] = (64,)
     optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
     shifts: tuple[int, ...] = (-3, -2, -1, 0, 1)
+    settings: tuple[str, ...] = SETTINGS
 
     def lrs(self, optimizer: Optimizer, d_k: int, name: str) -> tuple[float, ...]:
         """The shared rates a setting sweeps at the longer budgets."""
@@ -47,8 +48,9 @@ class BudgetStudy:
     def arms(self, optimizer: Optimizer, d_k: int) -> dict[str, Arm]:
         """The arms re-tuned at each budget, by setting name (:data:`sdpa.plane.SETTINGS`)."""
         best, _ = run_plane(self.plane)[(optimizer, d_k)].settings["best"]
-        return {"none": Arm(Scale.NONE), "inv_sqrt": Arm(Scale.INV_SQRT),
+        arms = {"none": Arm(Scale.NONE), "inv_sqrt": Arm(Scale.INV_SQRT),
                 "inv": Arm(Scale.INV), "best": plane_arm(d_k, best)}
+        return {name: arms[name] for name in self.settings}
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def run_budgets(study: BudgetStudy) -> dict[tuple[int, Optimizer, int, str], Bud
     out = {}
     for (optimizer, d_k), result in run_plane(p).items():
         if d_k in study.d_ks and optimizer in study.optimizers:
-            for name in SETTINGS:
+            for name in study.settings:
                 point, lr = result.settings[name]
                 out[(p.steps, optimizer, d_k, name)] = BudgetRun(
                     lr=lr, choose_loss=result.log_loss[result.points.index(point)],

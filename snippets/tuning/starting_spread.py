@@ -23,9 +23,10 @@ LANGUAGE = language_study()
 
 def recall_points(study):
     out = run_spreads(study)
-    pairs = {x: (out.confirm[(Scale.NONE, x)], out.confirm[(Scale.INV_SQRT, x)]) for x in out.spreads}
-    return [{"spread": x, "difference": paired(*pairs[x]), "log_ratio": paired(*pairs[x], log=True)}
-            for x in out.spreads]
+    pairs = [(x, out.confirm[(Scale.NONE, x)], out.confirm[(Scale.INV_SQRT, x)])
+             for x in out.spreads]
+    return [{"spread": x, "difference": paired(a, b), "log_ratio": paired(a, b, log=True)}
+            for x, a, b in pairs]
 
 
 def language_points(study):

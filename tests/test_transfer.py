@@ -54,7 +54,7 @@ def test_the_unscaled_head_fits_invariant_w_under_adam(transfer, claim):
     """"closer to invariant W's 0 than to invariant L's -1/2" (Adam), and "within a factor of
     two of the scaled head's at every d_k"."""
     r = transfer[("adam", NONE)]
-    claim.above("Adam, no factor: closer to W than to L", closer(r["relative_slope"], 0, -0.5), 0)
+    claim.above("Adam, no factor: closer to W than to Z", closer(r["relative_slope"], 0, -0.5), 0)
     for d_k, ratio in zip(D_KS, r["ratio"]):
         claim.between(f"Adam, no factor, d_k = {d_k}: best rate over 1/sqrt(d_k)'s (log)",
                       math.log(ratio), math.log(1 / 2), math.log(2))

@@ -9,7 +9,7 @@ quick build prints its numbers and says that it decides nothing.
 """
 
 import sdpa
-from sdpa.language import language_study, logit_spread, run_language
+from sdpa.language import language_study, logit_spread, run_language, spread_settings
 from sdpa.stats import paired
 
 STUDY = language_study()
@@ -20,8 +20,8 @@ def verdict(study):
     here = logit_spread(study.model.d_model, study.model.d_head, study.model.init_std)
     pairs = [(here * study.multiplier(i) ** 2, f"row {i}", f"row {k}", "its best W_Q/W_K rate")
              for i, k in zip(study.u_steps, study.u_steps[1:])]
-    pairs += [(logit_spread(d_model, d_head, study.model.init_std), f"{name}, no factor",
-               f"{name}, 1/√d_k", f"{name}'s spread, the default rate")
+    pairs += [(logit_spread(d_model, d_head, study.model.init_std), *spread_settings(name),
+               f"{name}'s spread, the default rate")
               for name, d_model, d_head in study.spreads]
     rows = []
     for spread, none, scaled, how in sorted(pairs):

@@ -142,6 +142,12 @@ class LanguageResult:
         return self.records[name].final_loss
 
 
+def spread_settings(name: str) -> tuple[str, str]:
+    """The names under which a named spread's two confirmed settings are kept: the model
+    without the factor, and the 1/sqrt(d_k) model from the same weights."""
+    return f"{name}, no factor", f"{name}, 1/√d_k"
+
+
 @memo
 def run_language(study: LanguageStudy | None = None) -> LanguageResult:
     """The three stages of the study (the current profile's by default)."""
@@ -166,9 +172,10 @@ def run_language(study: LanguageStudy | None = None) -> LanguageResult:
         confirmed[f"row {i}"] = study.point(*point)
     for name, d_model, d_head in study.spreads:
         i = study.spread_steps(d_model, d_head)
-        confirmed[f"{name}, no factor"] = study.point(i, 0)
+        without, scaled = spread_settings(name)
+        confirmed[without] = study.point(i, 0)
         # the same weights with the factor: the 1/sqrt(d_k) head at a = d_k^(-u/4)
-        confirmed[f"{name}, 1/√d_head"] = study.point(i, 0, Scale.INV_SQRT)
+        confirmed[scaled] = study.point(i, 0, Scale.INV_SQRT)
     arms = tuple(dict.fromkeys(confirmed.values()))
     confirm = run_gpt_by_seed(study.sweep(arms, (lr,), study.confirm_seeds))
     return LanguageResult(

@@ -12,7 +12,7 @@ the scaled loss on the fresh seeds, paired by seed, with a 95% t interval.
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.language import language_study, logit_spread, run_language
+from sdpa.language import language_study, logit_spread, run_language, spread_settings
 from sdpa.plane import run_spreads
 from sdpa.sizes import sizes
 from sdpa.stats import paired
@@ -38,8 +38,7 @@ def language_points(study):
     for name, d_model, d_head in study.spreads:
         points.append({"spread": logit_spread(d_model, d_head, study.model.init_std),
                        "tuned": False, "name": name,
-                       "difference": paired(out.final(f"{name}, no factor"),
-                                            out.final(f"{name}, 1/√d_k"))})
+                       "difference": paired(*map(out.final, spread_settings(name)))})
     return sorted(points, key=lambda p: p["spread"])
 
 

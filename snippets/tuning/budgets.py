@@ -27,7 +27,7 @@ def budgets(study):
     rows = []
     for optimizer in study.optimizers:
         for d_k in study.d_ks:
-            for name in LABELS:
+            for name in study.settings:
                 row = {"optimizer": optimizer, "d_k": d_k, "setting": name, "at": {}}
                 for steps in BUDGETS:
                     run = runs[(steps, optimizer, d_k, name)]

@@ -70,13 +70,12 @@ def test_every_rule_is_a_point_of_the_plane_bit_for_bit(run_snippet):
 @pytest.mark.claims
 def test_the_unscaled_default_ends_higher_than_the_scaled_one(planes, claim):
     """From unit-variance weights the unscaled default starts sqrt(d_k) too wide: at every
-    head size, under both optimisers, it ends higher than 1/sqrt(d_k)'s default, and from
-    d_k = 64 on more than twice as high (each at its own best shared rate, fresh seeds,
-    paired)."""
+    head size, under both optimisers, it ends higher than 1/sqrt(d_k)'s default (each at its
+    own best shared rate, fresh seeds, paired). (It also said "from d_k = 64 on more than
+    twice as high", which no page says: a margin of 1.8 over offsets 0-19 under Adam.)"""
     for (optimizer, d_k), r in planes.items():
         ratio = paired(r.confirm["none"], r.confirm["inv_sqrt"], log=True)
-        claim.above(f"{optimizer}, d_k = {d_k}: log(none / 1/sqrt(d_k)), lower end",
-                    ratio.low, math.log(2) if d_k >= 64 else 0)
+        claim.above(f"{optimizer}, d_k = {d_k}: log(none / 1/sqrt(d_k)), lower end", ratio.low, 0)
 
 
 @pytest.mark.claims
@@ -106,9 +105,12 @@ def test_the_starting_spread_decides_what_dropping_the_factor_costs(run_snippet,
 
 
 @pytest.mark.claims
+@pytest.mark.profiles("full")
 def test_at_the_longest_budget_the_unscaled_default_is_still_behind(run_snippet, claim):
     """Re-tuned at the longest budget, the unscaled default still ends above 1/sqrt(d_k)'s
-    default (paired, fresh seeds), at every head size and optimiser of the budget study."""
+    default (paired, fresh seeds), at every head size and optimiser of the budget study.
+    The full build's claim: the quick build's 600 steps on five seeds failed it at 2 of 20
+    offsets (margin 1.2), and its page says so, seed by seed, in the line under the table."""
     rows = run_snippet("tuning/budgets.py").namespace["result"]
     longest = max(BUDGETS.budgets)
     for row in rows:
@@ -132,10 +134,11 @@ def test_the_block_without_the_factor_ends_above_the_scaled_block(run_snippet, c
 
 @pytest.mark.claims
 def test_a_learned_scale_falls_rather_than_grows(run_snippet, claim):
-    """"In these runs the learned scale falls rather than grows": in every learned run that
-    did not diverge, the scale ends below its start."""
+    """"At two grid steps above the best rate the learned scale falls rather than grows": in
+    every learned run there that did not diverge, the scale ends below its start. (One step
+    above, under Adam, it ends just under its start: a margin of 1.6 over offsets 0-19.)"""
     for r in run_snippet("tuning/learned_scale.py").namespace["result"]:
-        if r["learned"] and not r["diverged"].all():
+        if r["learned"] and r["times_best"] > 2 and not r["diverged"].all():
             ratio = r["scale_ratio"][~r["diverged"]].max().item()
             claim.below(f"{r['optimizer']} at {r['lr']:.3g}: largest end / start", ratio, 1, log=True)
 

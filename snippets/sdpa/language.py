@@ -106,7 +106,8 @@ SIZES: dict[str, LanguageStudy] = {
     "quick": LanguageStudy(
         model=_model(32, 2, 16, 32), steps=150, batch=4, evals=6, held_out=32,
         lrs=(10**-2.5, 10**-2, 10**-1.5), u_steps=(0, 1), v_steps=(0, 1),
-        choose_seeds=(0,), confirm_seeds=(1, 2)),
+        choose_seeds=(0,), confirm_seeds=(1, 2),
+        spreads=(("a 7B model", 4096, 128),)),  # one, so that the quick build runs the names
     "full": LanguageStudy(
         model=_model(128, 2, 64, 64), steps=750, batch=16, evals=15, held_out=64,
         lrs=(10**-3.5, 10**-3, 10**-2.5, 10**-2), u_steps=(-2, -1, 0, 1, 2), v_steps=(-1, 0, 1, 2),

@@ -228,7 +228,7 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
         v = r.versus_best(name)
         if v is None:
             return "—"
-        return f"×{math.exp(v.mean):.2f} [{math.exp(v.low):.2f}, {math.exp(v.high):.2f}]"
+        return v.ratio()
 
     def loss(r: PlaneResult, name: str) -> str:
         values = r.confirm[name]

@@ -79,6 +79,11 @@ class Interval:
     def __str__(self) -> str:
         return f"{self.mean:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
 
+    def ratio(self) -> str:
+        """An interval of log ratios (``paired(..., log=True)``) written as the ratio:
+        ``×2.50 [1.20, 5.10]``."""
+        return f"×{math.exp(self.mean):.2f} [{math.exp(self.low):.2f}, {math.exp(self.high):.2f}]"
+
 
 def t_interval(values, confidence: float = 0.95) -> Interval:
     """The two-sided t interval of the mean of ``values`` (at least two of them)."""

@@ -9,7 +9,6 @@ grows was speed; one that stays at the longest budget, while the losses have sto
 falling, is about what the head reaches.
 """
 
-import math
 
 import sdpa
 from sdpa.sizes import sizes
@@ -47,8 +46,7 @@ result = budgets(STUDY)
 def cell(at):
     text = f"{at['geomean']:.3g} at {at['lr']:.3g}" + ("" if at["interior"] else " (edge)")
     if at["ratio"] is not None:
-        r = at["ratio"]
-        text += f", ×{math.exp(r.mean):.2f} [{math.exp(r.low):.2f}, {math.exp(r.high):.2f}]"
+        text += f", {at['ratio'].ratio()}"
     return text
 
 

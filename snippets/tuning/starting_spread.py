@@ -60,8 +60,8 @@ figure = sdpa.Figure(
     "starting-spread",
     caption="What dropping the factor costs, against how wide the unscaled logits start. "
     f"Left: one recall head (d_k = {STUDY.d_k}, Adam, {STUDY.plane.steps} steps), both rules "
-    "tuned at every spread; marked: the spreads that GPT-2's initialisation gives at three "
-    "widths, PyTorch's nn.Linear default and unit variance. Right: the language model "
+    "tuned at every spread; marked (dashed): the named spreads of the table below. "
+    "Right: the language model "
     f"({LANGUAGE.steps} steps), pairs of its plane's rows (each at its best W_Q/W_K rate) and "
     "the named spreads at the default rate. Above zero: the head without the factor ends "
     "higher. Bars: 95% t intervals over the fresh seeds, paired by seed.",
@@ -80,11 +80,14 @@ with figure as (left, right):
 print(figure.html)
 
 print(sdpa.markdown_table(
-    ["model", "starting spread", "what it is", "without − with the factor (nats)"],
+    ["model", "starting spread", "what it is", "without − with the factor (nats)",
+     "without / with (ratio)"],
     [("recall head", p["spread"], next((n for n, x in STUDY.named if x == p["spread"]), "—"),
-      str(p["difference"])) for p in result["recall"]]
+      str(p["difference"]), p["log_ratio"].ratio()) for p in result["recall"]]
     + [("language model", p["spread"], p.get("name", "its plane's rows"),
-        str(p["difference"])) for p in result["language"]],
-    align="lrlr",
-    caption="The figure's points: mean difference over the fresh seeds and its 95% t interval.",
+        str(p["difference"]), "") for p in result["language"]],
+    align="lrlrr",
+    caption="The figure's points: mean difference over the fresh seeds and its 95% t interval; "
+    "for the recall head also the ratio of the two losses, paired by seed (one seed that "
+    "stays stuck widens the difference's interval more than the ratio's).",
 ))

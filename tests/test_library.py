@@ -219,6 +219,19 @@ def test_batched_gpt_sweep_equals_separate_runs(monkeypatch, config):
     assert torch.allclose(batched, torch.tensor(losses), rtol=1e-4, atol=1e-6)
 
 
+def test_a_sweep_in_parts_is_the_whole_sweep(monkeypatch):
+    """``run_gpt_in_parts`` (a seed and a few arms a part, so that workers can share a long
+    sweep) gives the records of the whole sweep, every field, bit for bit."""
+    monkeypatch.setenv(env.DEVICE, "cpu")
+    arms = tuple(GPTConfig(scale=scale, qk_init=a) for scale in (Scale.NONE, Scale.INV_SQRT)
+                 for a in (1.0, 0.5, 0.25))
+    sweep = GPTSweep(arms=arms, lrs=(1e-2, 3e-2), seeds=(0, 1), steps=4)
+    whole = run_gpt.__wrapped__(sweep).records
+    parts = gpt.run_gpt_in_parts(sweep, members=4).records  # 2 seeds x 3 parts of 2 arms
+    for field in dataclasses.fields(whole):
+        assert torch.equal(getattr(whole, field.name).nan_to_num(), getattr(parts, field.name).nan_to_num()), field.name
+
+
 def test_text_sweep_member_equals_separate_run(monkeypatch):
     """The text task trains through the same ensemble: a member follows the plain loop."""
     monkeypatch.setenv(env.DEVICE, "cpu")

@@ -17,7 +17,8 @@ def setup():
         "profile": sdpa.runtime.profile(), "characters": len(corpus.train) + len(corpus.valid),
         "train": len(corpus.train), "valid": len(corpus.valid), "vocab": corpus.vocab,
         "sha256": corpus.sha256, "layers": m.n_layers, "heads": m.n_heads, "d_head": m.d_head,
-        "d_model": m.d_model, "context": m.context, "batch": study.batch, "steps": study.steps,
+        "d_model": m.d_model, "mlp_ratio": m.mlp_ratio, "context": m.context,
+        "batch": study.batch, "steps": study.steps,
         "lrs": study.lrs, "u_steps": study.u_steps, "v_steps": study.v_steps,
         "choose_seeds": study.choose_seeds, "confirm_seeds": study.confirm_seeds,
         "tokens": study.steps * study.batch * m.context,
@@ -39,12 +40,13 @@ print(sdpa.markdown_table(
               f"SHA-256 <code>{r['sha256'][:16]}…</code>"),
      ("split", f"first {r['train']:,} characters for training, last {r['valid']:,} held out"),
      ("model", f"{r['layers']} layers, {r['heads']} heads of d_k = {r['d_head']}, "
-               f"d_model = {r['d_model']}, context {r['context']}"),
+               f"d_model = {r['d_model']}, MLP {r['mlp_ratio']} × d_model wide, "
+               f"context {r['context']}"),
      ("budget", f"{r['steps']} steps of {r['batch']} sequences ({r['tokens']:,} characters, "
                 f"{r['tokens'] / r['train']:.2f} passes over the text)"),
      ("shared rates tried (stage 1)", rates(r["lrs"])),
-     ("the plane (stage 2)", f"i in {{{', '.join(map(str, r['u_steps']))}}} x "
-                             f"j in {{{', '.join(map(str, r['v_steps']))}}}: W_Q, W_K start "
+     ("the plane (stage 2)", f"u in {{{', '.join(map(str, r['u_steps']))}}} x "
+                             f"v in {{{', '.join(map(str, r['v_steps']))}}}: W_Q, W_K start "
                              f"d_k^(−u/4) × GPT-2's draw, learn at d_k^(−v/4) × the rate"),
      ("seeds", f"choose the setting: {', '.join(map(str, r['choose_seeds']))}; "
                f"report it: {', '.join(map(str, r['confirm_seeds']))}")],

@@ -125,7 +125,7 @@ def _batch(sweep: GPTSweep, config: GPTConfig, n: int, held_out: bool,
 def _draws(sweep: GPTSweep, config: GPTConfig) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Each step's batches, one per seed: inputs and targets (seeds, batch, context). A
     seed's data comes from a generator of its own, so it does not depend on which other
-    seeds the sweep holds (:func:`run_gpt_by_seed` relies on it)."""
+    seeds the sweep holds (:func:`run_gpt_in_parts` relies on it)."""
     data = [generator(sweep.data_seed + 7919 * (1 + s)) for s in sweep.seeds]
     for _ in range(sweep.steps):
         batches = [_batch(sweep, config, sweep.batch, False, g) for g in data]
@@ -243,15 +243,25 @@ def run_gpt(sweep: GPTSweep) -> GPTHistory:
     return GPTHistory(sweep, GPTRecords(**stacked))
 
 
-def run_gpt_by_seed(sweep: GPTSweep) -> GPTHistory:
-    """:func:`run_gpt` of ``sweep`` one seed at a time: each seed a memoised run of its own
-    (the same data and start as in the whole sweep), so that a long sweep comes in pieces
-    that processes sharing the memo can split between them."""
-    parts = [h.records for h in each(run_gpt, [(dataclasses.replace(sweep, seeds=(seed,)),)
-                                               for seed in sweep.seeds])]
+def run_gpt_in_parts(sweep: GPTSweep, members: int = 10) -> GPTHistory:
+    """:func:`run_gpt` of ``sweep`` in parts: each seed alone, its arms in runs of at most
+    ``members`` members (arms x learning rates), each part a memoised run of its own (the
+    same data and start as in the whole sweep, since members are independent), so that a
+    long sweep comes in even pieces that processes sharing the memo split between them."""
+    count = math.ceil(len(sweep.arms) * len(sweep.lrs) / members)
+    size = math.ceil(len(sweep.arms) / count)  # arms per part, as even as they go
+    chunks = [sweep.arms[i:i + size] for i in range(0, len(sweep.arms), size)]
+    calls = [(dataclasses.replace(sweep, arms=arms, seeds=(seed,)),)
+             for seed in sweep.seeds for arms in chunks]
+    parts = [h.records for h in each(run_gpt, calls)]
     fields = [f.name for f in dataclasses.fields(GPTRecords)]
-    return GPTHistory(sweep, GPTRecords(**{f: torch.cat([getattr(p, f) for p in parts], dim=-1)
-                                           for f in fields}))
+
+    def joined(field: str) -> torch.Tensor:
+        seeds = [torch.cat([getattr(p, field) for p in parts[k:k + len(chunks)]], dim=-3)
+                 for k in range(0, len(parts), len(chunks))]  # arms, then seeds
+        return torch.cat(seeds, dim=-1)
+
+    return GPTHistory(sweep, GPTRecords(**{f: joined(f) for f in fields}))
 
 
 def lr_sensitivity(final_loss: torch.Tensor, initial_loss: float) -> float:

@@ -145,14 +145,20 @@ def test_sharp_heads_carry_more_of_the_layer_after_w_o(run_snippet, claim):
 
 
 @pytest.mark.profiles("full")
-def test_one_rate_serves_every_head_count_with_the_factor(run_snippet, claim):
-    result = run_snippet("practice/head_count_training.py").namespace["result"]
-    lrs = result["lrs"]
+def test_the_scaled_blocks_best_rate_is_an_optimum_at_every_head_count(run_snippet, claim):
+    """"The best rate lies inside the grid and both of the grid's ends end higher, at every
+    head count": the line under the table reads optimum against optimum, not an edge of the
+    grid. (The full build of 2 December 2026 found the one-head block's best at the lowest
+    of three rates, so the grid gained a lower one; and at two heads 0.003 and 0.01 tie, so
+    the claim is about the grid's ends, not the best rate's neighbours.)"""
+    run = run_snippet("practice/head_count_training.py")
+    result, lrs = run.namespace["result"], run.namespace["result"]["lrs"]
+    picks = [result["best"][heads, Scale.INV_SQRT] for heads in result["heads"]]
+    assert ("the best rate moves with the head count" in run.output) == (len(set(picks)) > 1)
     for heads in result["heads"]:
         loss = result["losses"][heads][Scale.INV_SQRT]  # (rates, seeds)
         best = lrs.index(result["best"][heads, Scale.INV_SQRT])
         assert 0 < best < len(lrs) - 1, "the best rate lies inside the grid"
-        assert result["best"][heads, Scale.INV_SQRT] == result["best"][result["heads"][0], Scale.INV_SQRT]
-        for other in (best - 1, best + 1):  # both neighbours end higher, paired by seed
+        for other in (0, len(lrs) - 1):  # both ends of the grid end higher, paired by seed
             claim.paired_above(f"{heads} heads: loss at {lrs[other]:g} over the best rate's",
                                loss[other].tolist(), loss[best].tolist())

@@ -80,7 +80,7 @@ def test_only_sgd_keeps_the_scaled_rules_best_rate(transfer, claim):
     claim.below("SGD, 1/sqrt(d_k): largest over smallest best rate", max(sgd) / min(sgd), 2, log=True)
     claim.below("Adam, 1/sqrt(d_k): best rate at 256 over at 16", at(adam, 256) / at(adam, 16), 0.5, log=True)
     claim.below("Adam, 1/sqrt(d_k): slope", transfer[("adam", SQRT)]["slope"], -0.25)
-    for rule in Scale:  # "and so do the other rules' best rates"
+    for rule in (r for r in Scale if r is not SQRT):  # "and so do the other rules' best rates"
         best = transfer[("adam", rule)]["best"]
         claim.below(f"Adam, {rule.value}: best rate at 256 over at 16", at(best, 256) / at(best, 16), 1, log=True)
 

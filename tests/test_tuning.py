@@ -16,6 +16,7 @@ from sdpa.attention import Scale
 from sdpa.plane import SETTING_LABELS, SETTINGS, rule_step
 from sdpa.sizes import SIZES, sizes
 from sdpa.stats import paired
+from sdpa.training import OPTIMIZER_LABELS
 
 PLANE = sizes().plane
 SPREADS = sizes().spreads
@@ -104,23 +105,26 @@ def test_the_starting_spread_decides_what_dropping_the_factor_costs(run_snippet,
             claim.above(f"{name}: log(none / 1/sqrt(d_k)), lower end", points[round(spread, 6)].low, 0)
 
 
-@pytest.mark.claims
-@pytest.mark.profiles("full")
-def test_at_the_longest_budget_the_unscaled_default_is_still_behind(run_snippet, claim):
-    """Re-tuned at the longest budget, the unscaled default still ends above 1/sqrt(d_k)'s
-    default (paired, fresh seeds), at every head size and optimiser of the budget study.
-    The full build's claim: the quick build's 600 steps on five seeds failed it at 2 of 20
-    offsets (margin 1.2), and its page says so, seed by seed, in the line under the table."""
-    rows = run_snippet("tuning/budgets.py").namespace["result"]
-    longest = max(BUDGETS.budgets)
+def test_the_line_under_the_budgets_says_what_the_longest_budget_shows(run_snippet):
+    """Each default's words at the longest budget follow from its row alone: behind the
+    best point when its ratio's interval lies above 1, still falling when its loss more than
+    halved since the budget before. (No sentence says the unscaled default is behind
+    1/sqrt(d_k)'s at the longest budget: at Adam, d_k = 16 the full build of 2 December 2026
+    could not tell them apart at 3,000 steps, paired log ratio's interval from -0.53, and
+    the quick build's 600 steps failed it at 2 of 20 offsets. The capability verdict is
+    that every loss still falls: test_every_loss_still_falls_at_the_longest_budget.)"""
+    run = run_snippet("tuning/budgets.py")
+    rows, budgets = run.namespace["result"], sorted(BUDGETS.budgets)
+    line = run.output.rpartition("At the longest budget")[2]
     for row in rows:
-        if row["setting"] == "none":
-            key = (row["optimizer"], row["d_k"])
-            scaled = next(r for r in rows if r["setting"] == "inv_sqrt"
-                          and (r["optimizer"], r["d_k"]) == key)
-            ratio = paired(row["at"][longest]["loss"], scaled["at"][longest]["loss"], log=True)
-            claim.above(f"{key}: log(none / 1/sqrt(d_k)) at {longest} steps, lower end",
-                        ratio.low, 0)
+        if row["setting"] == "best" or len(budgets) < 2:
+            continue
+        last, before = (row["at"][s] for s in budgets[-2:][::-1])
+        words = ("not told apart from the best point" if last["ratio"].low <= 0 else
+                 "still behind, and still falling" if last["geomean"] < 0.5 * before["geomean"]
+                 else "still behind, and flattened")
+        label = f"{OPTIMIZER_LABELS[row['optimizer']]}, d_k = {row['d_k']}, {SETTING_LABELS[row['setting']]}"
+        assert f"{label}: {words}" in line, label
 
 
 @pytest.mark.claims

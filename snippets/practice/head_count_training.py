@@ -2,12 +2,12 @@
 
 One pre-LayerNorm block (``sdpa.models.RecallBlock``: residual stream, LayerNorm, W_O) of
 d_model = 64 split into h = 1, 2, 4 or 8 heads of d_k = 64 / h, trained on associative
-recall with Adam for 150 steps at three learning rates, on five seeds, with and without
+recall with Adam for 150 steps at four learning rates, on five seeds, with and without
 the factor. For each head count and rule we report the mean final loss (the last 10
 recorded steps) at each rate, and the rate with the lowest mean. A design rule that keeps
 heads comparable should let one rate serve every split.
 
-It trains 120 small models (about a minute of one CPU core), so only the full profile runs
+It trains 160 small models (about a minute of one CPU core), so only the full profile runs
 it; a quick build prints that the full build decides it.
 """
 
@@ -40,12 +40,12 @@ if STUDY is not None:
     def says(rule):
         picks = [result["best"][h, rule] for h in STUDY.heads]
         if len(set(picks)) == 1:
-            return f"the best of the three rates is {picks[0]:g} at every head count"
+            return f"the best of the {len(STUDY.lrs)} rates is {picks[0]:g} at every head count"
         return "the best rate moves with the head count (" + ", ".join(
             f"{h} head{'s' * (h > 1)}: {lr:g}" for h, lr in zip(STUDY.heads, picks)) + ")"
 
     print(f"\nWith the factor {says(Scale.INV_SQRT)}; without it, {says(Scale.NONE)}.\n")
 else:
     result = None
-    print("!!! note \"The full build decides it\"\n    This training study (120 small models) runs "
+    print("!!! note \"The full build decides it\"\n    This training study (160 small models) runs "
           "only in the full profile (`SDPA_PROFILE=full`); this quick build does not run it.\n")

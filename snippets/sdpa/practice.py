@@ -25,7 +25,7 @@ class HeadCountStudy:
     d_model: int = 64
     steps: int = 150
     last: int = 10  # the final loss: the mean of the last `last` recorded steps
-    lrs: tuple[float, ...] = (3e-3, 1e-2, 3e-2)
+    lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2)
     seeds: tuple[int, ...] = tuple(range(5))
     rules: tuple[Scale, ...] = (Scale.NONE, Scale.INV_SQRT)
 

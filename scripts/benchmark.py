@@ -8,7 +8,7 @@ average is recorded):
     python scripts/benchmark.py --isolated     # also each snippet alone, in a fresh process
     python scripts/benchmark.py --serve-only   # only the edit loop of a live mkdocs serve
     SDPA_PROFILE=full python scripts/benchmark.py --build-only   # one clean build (the full
-                                               # profile's: about half an hour on 2 cores)
+                                               # profile's: just under an hour on 2 cores)
 
 A clean build with ``SDPA_JOBS=1`` gives the serial seconds: every snippet and the lab
 notebook, one after another, as its build report times them. A clean build as the README

@@ -1,10 +1,10 @@
 """The common axis of every training verdict: what dropping the factor costs, against how
 wide the unscaled logits start.
 
-Left, the one-head recall task (d_k = 64, Adam): at each starting spread the unscaled head
+First panel, the one-head recall task (d_k = 64, Adam): at each starting spread the unscaled head
 and the 1/sqrt(d_k) head start from the same weights, W_Q and W_K drawn so that the
 unscaled logits have that standard deviation, and each is tuned alike
-(``sdpa.plane.run_spreads``). Right, the language model (``sdpa.language.run_language``):
+(``sdpa.plane.run_spreads``). Second panel, the language model (``sdpa.language.run_language``):
 each pair of the plane's rows is the same comparison, each row at its best W_Q/W_K rate,
 and the named spreads of other models at their default rate. Both: the unscaled loss minus
 the scaled loss on the fresh seeds, paired by seed, with a 95% t interval.
@@ -59,10 +59,10 @@ def draw(ax, points, color, label):
 figure = sdpa.Figure(
     "starting-spread",
     caption="What dropping the factor costs, against how wide the unscaled logits start. "
-    f"Left: one recall head (d_k = {STUDY.d_k}, Adam, {STUDY.plane.steps} steps), both rules "
-    "tuned at every spread; marked (dashed): the named spreads of the table below. "
-    "Right: the language model "
-    f"({LANGUAGE.steps} steps), pairs of its plane's rows (each at its best W_Q/W_K rate) and "
+    f"One recall head (first panel; d_k = {STUDY.d_k}, Adam, {STUDY.plane.steps} steps), "
+    "both rules tuned at every spread; marked (dashed): the named spreads of the table below. "
+    "The language model (second panel; "
+    f"{LANGUAGE.steps} steps), pairs of its plane's rows (each at its best W_Q/W_K rate) and "
     "the named spreads at the default rate. Above zero: the head without the factor ends "
     "higher. Bars: 95% t intervals over the fresh seeds, paired by seed.",
     alt="Two panels of the loss difference between the unscaled and the scaled head against "

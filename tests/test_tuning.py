@@ -39,8 +39,8 @@ def test_the_design_is_what_the_page_says():
             for d_k in plane.d_ks:
                 points = plane.points(optimizer, d_k)
                 assert all(rule_step(rule, optimizer) in points for rule in Scale)
-    # "5 x 5 points under Adam and 5 x 7 under SGD, seven rates, three choice seeds, seven fresh"
-    assert [len(full.points(o, 64)) for o in ("adam", "sgd")] == [25, 35]
+    # "5 x 6 points under Adam and 5 x 7 under SGD, seven rates, three choice seeds, seven fresh"
+    assert [len(full.points(o, 64)) for o in ("adam", "sgd")] == [30, 35]
     assert full.grid_d_ks == full.d_ks == (16, 64, 256) and full.rates == 7
     assert (len(full.choose_seeds), len(full.confirm_seeds)) == (3, 7)
     # "3 x 3 points through the rules' defaults at d_k = 64, three rates on two seeds"
@@ -52,6 +52,7 @@ def test_the_design_is_what_the_page_says():
     assert [rule_step(r, "sgd") for r in Scale] == [(0, 0), (1, 2), (2, 4)]
     block = SIZES["full"].block_plane
     assert block.heads == 4 and block.grid_d_ks == (16, 64) and block.rates == 5
+    assert [len(block.points(o, 64)) for o in ("adam", "sgd")] == [25, 35]
 
 
 def test_every_rule_is_a_point_of_the_plane_bit_for_bit(run_snippet):

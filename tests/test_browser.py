@@ -369,15 +369,29 @@ OVERFLOW_JS = """
 """
 
 
+#: The search index the visits are served: the site's configuration with no documents.
+#: Material's search worker fetches the one site-wide index and builds it on every page
+#: load, a fifth of a visit's CPU; :func:`test_search_finds_the_page` loads the real one.
+SEARCH_INDEX = "search/search_index.json"
+
+
+def _empty_search_index(site: Path) -> str:
+    return json.dumps({"config": json.loads((site / SEARCH_INDEX).read_text())["config"], "docs": []})
+
+
 class Tab:
     """One browser tab for a colour scheme, in which the visits load their pages one after
     another, as a reader goes through the site: a new document each time, the HTTP cache
     warm (an asset that fails, fails on the first page that asks for it). A fresh tab per
-    visit would cost a renderer process each: a third of the visits' CPU."""
+    visit would cost a renderer process each: a third of the visits' CPU. The search index
+    is served empty (:data:`SEARCH_INDEX`)."""
 
-    def __init__(self, browser, base: str, scheme: str):
+    def __init__(self, browser, base: str, scheme: str, search_index: str | None = None):
         self.base = base
         self.context = browser.new_context(color_scheme=scheme, viewport=DESKTOP, reduced_motion="reduce")
+        if search_index is not None:
+            self.context.route(base + SEARCH_INDEX, lambda route: route.fulfill(
+                body=search_index, content_type="application/json"))
         self.page = self.context.new_page()
         self.visit = Visit("")
         _watch(self.page, base, lambda: self.visit)
@@ -513,6 +527,7 @@ class Visits:
             with serve(site) as base, sync_playwright() as playwright:
                 browser, axe_script = launch(playwright), Axe().axe_script
                 tabs: dict[str, Tab] = {}
+                search_index = _empty_search_index(site)
                 while not self.stopping:
                     try:
                         key = self.queue.get_nowait()
@@ -520,7 +535,7 @@ class Visits:
                         break
                     try:
                         if key[1] not in tabs:
-                            tabs[key[1]] = Tab(browser, base, key[1])
+                            tabs[key[1]] = Tab(browser, base, key[1], search_index)
                         record = _visit(tabs[key[1]], axe_script, *key)
                     except Exception as error:  # noqa: BLE001 - handed to that visit's tests
                         self.failed[key] = error

@@ -73,10 +73,28 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _ReplacingHandler(_QuietHandler):
+    """Serves ``replaced`` (site-relative path -> body) instead of those files."""
+
+    replaced: dict[str, bytes] = {}
+
+    def do_GET(self) -> None:
+        body = self.replaced.get(self.path.lstrip("/").partition("?")[0])
+        if body is None:
+            return super().do_GET()
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(self.path))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 @contextmanager
-def serve(site: Path) -> Iterator[str]:
-    """Serve ``site`` on 127.0.0.1 from a thread; yields the base URL (ending in '/')."""
-    handler = functools.partial(_QuietHandler, directory=str(site))
+def serve(site: Path, replaced: dict[str, bytes] | None = None) -> Iterator[str]:
+    """Serve ``site`` on 127.0.0.1 from a thread, with the files of ``replaced`` (site-relative
+    path -> body) replaced; yields the base URL (ending in '/')."""
+    handler_class = type("Handler", (_ReplacingHandler,), {"replaced": replaced or {}})
+    handler = functools.partial(handler_class, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

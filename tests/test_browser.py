@@ -4,9 +4,10 @@ The site is built once (the ``built_site`` fixture), served on 127.0.0.1 from a 
 and opened in the system's headless Chromium through Playwright. Each page is loaded
 once per colour scheme (of the Code pages, only those of :data:`FULL_CODE_PAGES` in the
 dark scheme and under axe-core), by two threads that start as soon as the site is built
-(:class:`Visits`); the tests below assert on what that visit recorded. The pages
-come from the nav in mkdocs.yml, and a test checks that the built site has no page
-the nav leaves out, so a new page is covered without editing this file.
+(:class:`Visits`), from a server that serves an empty search index (:data:`SEARCH_INDEX`);
+the tests below assert on what that visit recorded. The pages come from the nav in
+mkdocs.yml, and a test checks that the built site has no page the nav leaves out, so a
+new page is covered without editing this file.
 
 Where Chromium or Playwright is missing the browser tests skip, saying why; under CI
 (``CI`` set) they fail instead, so CI never skips them.
@@ -369,29 +370,25 @@ OVERFLOW_JS = """
 """
 
 
-#: The search index the visits are served: the site's configuration with no documents.
+#: The search index the visits' server serves: the site's configuration with no documents.
 #: Material's search worker fetches the one site-wide index and builds it on every page
 #: load, a fifth of a visit's CPU; :func:`test_search_finds_the_page` loads the real one.
 SEARCH_INDEX = "search/search_index.json"
 
 
-def _empty_search_index(site: Path) -> str:
-    return json.dumps({"config": json.loads((site / SEARCH_INDEX).read_text())["config"], "docs": []})
+def _empty_search_index(site: Path) -> bytes:
+    return json.dumps({"config": json.loads((site / SEARCH_INDEX).read_text())["config"], "docs": []}).encode()
 
 
 class Tab:
     """One browser tab for a colour scheme, in which the visits load their pages one after
     another, as a reader goes through the site: a new document each time, the HTTP cache
     warm (an asset that fails, fails on the first page that asks for it). A fresh tab per
-    visit would cost a renderer process each: a third of the visits' CPU. The search index
-    is served empty (:data:`SEARCH_INDEX`)."""
+    visit would cost a renderer process each: a third of the visits' CPU."""
 
-    def __init__(self, browser, base: str, scheme: str, search_index: str | None = None):
+    def __init__(self, browser, base: str, scheme: str):
         self.base = base
         self.context = browser.new_context(color_scheme=scheme, viewport=DESKTOP, reduced_motion="reduce")
-        if search_index is not None:
-            self.context.route(base + SEARCH_INDEX, lambda route: route.fulfill(
-                body=search_index, content_type="application/json"))
         self.page = self.context.new_page()
         self.visit = Visit("")
         _watch(self.page, base, lambda: self.visit)
@@ -524,10 +521,10 @@ class Visits:
             from axe_playwright_python.sync_playwright import Axe
             from playwright.sync_api import sync_playwright
 
-            with serve(site) as base, sync_playwright() as playwright:
+            replaced = {SEARCH_INDEX: _empty_search_index(site)}
+            with serve(site, replaced) as base, sync_playwright() as playwright:
                 browser, axe_script = launch(playwright), Axe().axe_script
                 tabs: dict[str, Tab] = {}
-                search_index = _empty_search_index(site)
                 while not self.stopping:
                     try:
                         key = self.queue.get_nowait()
@@ -535,7 +532,7 @@ class Visits:
                         break
                     try:
                         if key[1] not in tabs:
-                            tabs[key[1]] = Tab(browser, base, key[1], search_index)
+                            tabs[key[1]] = Tab(browser, base, key[1])
                         record = _visit(tabs[key[1]], axe_script, *key)
                     except Exception as error:  # noqa: BLE001 - handed to that visit's tests
                         self.failed[key] = error

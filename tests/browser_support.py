@@ -69,14 +69,11 @@ def launch(playwright):
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # keep the test output clean
-        pass
+    """Serves the site's files, and ``replaced`` (site-relative path -> body) instead of those."""
 
-
-class _ReplacingHandler(_QuietHandler):
-    """Serves ``replaced`` (site-relative path -> body) instead of those files."""
-
-    replaced: dict[str, bytes] = {}
+    def __init__(self, *args, replaced: dict[str, bytes], **kwargs) -> None:
+        self.replaced = replaced  # before the base class, which handles the request at once
+        super().__init__(*args, **kwargs)
 
     def do_GET(self) -> None:
         body = self.replaced.get(self.path.lstrip("/").partition("?")[0])
@@ -88,13 +85,15 @@ class _ReplacingHandler(_QuietHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def log_message(self, *args) -> None:  # keep the test output clean
+        pass
+
 
 @contextmanager
 def serve(site: Path, replaced: dict[str, bytes] | None = None) -> Iterator[str]:
     """Serve ``site`` on 127.0.0.1 from a thread, with the files of ``replaced`` (site-relative
     path -> body) replaced; yields the base URL (ending in '/')."""
-    handler_class = type("Handler", (_ReplacingHandler,), {"replaced": replaced or {}})
-    handler = functools.partial(handler_class, directory=str(site))
+    handler = functools.partial(_QuietHandler, directory=str(site), replaced=replaced or {})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

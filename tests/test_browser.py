@@ -3,7 +3,7 @@
 The site is built once (the ``built_site`` fixture), served on 127.0.0.1 from a thread
 and opened in the system's headless Chromium through Playwright. Each page is loaded
 once per colour scheme (of the Code pages, only those of :data:`FULL_CODE_PAGES` in the
-dark scheme and under axe-core), by three threads that start as soon as the site is built
+dark scheme and under axe-core), by two threads that start as soon as the site is built
 (:class:`Visits`), from a server that serves an empty search index (:data:`SEARCH_INDEX`);
 the tests below assert on what that visit recorded. The pages come from the nav in
 mkdocs.yml, and a test checks that the built site has no page the nav leaves out, so a
@@ -482,7 +482,7 @@ def _visit(tab: Tab, axe_script: str, source: str, scheme: str) -> Visit:
     return record
 
 
-BROWSERS = 3  # on two cores: see Visits
+BROWSERS = 2  # two cores: see Visits
 
 
 class Visits:
@@ -490,9 +490,8 @@ class Visits:
     (each with its own server, Playwright and Chromium, and a tab per colour scheme) that
     take them in turn from one queue, from the moment the session's site is built, while
     the other tests run; the tests that read a visit run last (``conftest.py`` orders them).
-    Two browsers finish them about 20 s sooner than one, for the same CPU; a third fills
-    the half second each visit waits for the network to go quiet, in which its browser
-    does nothing (about 2 s sooner again)."""
+    Two browsers finish them about 20 s sooner than one, for the same CPU; a third costs
+    7-12 core-s more and saves no time in the suite, which is bound by its CPU."""
 
     def __init__(self) -> None:
         self.done: dict[tuple[str, str], Visit] = {}

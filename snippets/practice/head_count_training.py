@@ -14,6 +14,7 @@ it; a quick build prints that the full build decides it.
 import sdpa
 from sdpa.attention import Scale
 from sdpa.sizes import sizes
+from sdpa.stats import paired
 
 STUDY = sizes().head_count  # None in the quick profile
 
@@ -45,6 +46,19 @@ if STUDY is not None:
             f"{h} head{'s' * (h > 1)}: {lr:g}" for h, lr in zip(STUDY.heads, picks)) + ")"
 
     print(f"\nWith the factor {says(Scale.INV_SQRT)}; without it, {says(Scale.NONE)}.\n")
+
+    def ends_over_best(heads):
+        """The lower ends of the paired t intervals of (loss at each end of the grid) - (loss
+        at the scaled block's best rate), by seed."""
+        loss = result["losses"][heads][Scale.INV_SQRT]
+        best = STUDY.lrs.index(result["best"][heads, Scale.INV_SQRT])
+        return [paired(loss[end], loss[best]).low for end in (0, len(STUDY.lrs) - 1)]
+
+    lows = " / ".join(sdpa.fmt(min(ends_over_best(h))) for h in STUDY.heads)
+    print("With the factor the best rate lies inside the grid at every head count, and both "
+          "ends of the grid end higher than it (the lower end of the paired 95% t interval "
+          f"of the difference, the smaller of the two ends, for {', '.join(map(str, STUDY.heads))} "
+          f"heads: {lows}).\n")
 else:
     result = None
     print("!!! note \"The full build decides it\"\n    This training study (160 small models) runs "

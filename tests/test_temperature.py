@@ -73,16 +73,16 @@ def test_scale_choice_table(run_snippet, claim):
     # At initialisation (8 seeds, four batches each): unscaled peaked, 1/d_k within 20% of uniform.
     claim.above("unscaled: initial largest weight", none["init_max_weight"], 0.85)
     claim.near("1/d_k: initial largest weight, uniform", by_d["init_max_weight"], 1 / result["n_pairs"], rel=0.20)
-    # No scaling: slower (no seed below 0.5 at any recorded step), but learning: its best seed
-    # ends below chance (the mean of 3 seeds below chance had a margin under 3: narrowed).
-    claim.above("unscaled: lowest loss of any seed at any step", none["lowest_loss"], 0.5)
+    # No scaling: slower (at step 50, when every scaled seed is below 0.5, every unscaled seed is
+    # above it; "no seed below 0.5 in 120 steps" had a margin of 2.3 over offsets 0-19), but
+    # learning: its best seed ends below chance (the mean of 3 seeds had a margin under 3).
+    at_50 = result["steps"].index(50)
+    claim.above("unscaled: lowest loss of any seed at step 50", min(s[at_50] for s in none["loss_per_seed"]), 0.5)
     claim.below("unscaled: best seed's final loss, below chance", min(none["final_loss"]),
                 math.log(result["n_values"]))
     # Both scaled arms: every seed below 0.5 by step 50 (20-40 over offsets 0-19).
     claim.below("scaled arms: slowest seed's steps to 0.5", max(by_d["steps_to_target"] + by_sqrt["steps_to_target"]),
                 50.5)
-    # "more than twice the scaled arms' steps": none of its seeds there by the last step, 120
-    assert result["steps"][-1] == 120 and result["steps"][-1] > 2 * 50
     # 1/d_k: accuracy above 98% ("99%" had a margin of 2.6 over six offsets: narrowed), sharp
     # rows, softer than 1/sqrt(d_k)'s.
     claim.above("1/d_k: final accuracy", by_d["final_accuracy"], 0.98)

@@ -1,11 +1,11 @@
 """The Adam equivalence: a logit factor c is a change of coordinates for W_Q and W_K.
 
 Three recall runs at d_k = 16, from the same initial draws, each trained alone by the
-plain loop: (a) the factor 1/d_k; (b) the factor 1/sqrt(d_k), with W_Q and W_K, their
+plain loop: A, the factor 1/d_k; B, the factor 1/sqrt(d_k), with W_Q and W_K, their
 initialisation, their learning rate and Adam's epsilon rescaled as the derivation says
-(r = d_k^(-1/4) = 1/2, epsilon by 1/r); (c) the same factor with the initialisation
+(by d_k^(-1/4) = 1/2, epsilon by its inverse); C, the same factor with the initialisation
 alone rescaled ("fold the constant into the initialisation"). At d_k = 16 every
-rescaling is by a power of two, which floating point does exactly, so (a) and (b) can be
+rescaling is by a power of two, which floating point does exactly, so A and B can be
 compared bit for bit.
 """
 
@@ -50,31 +50,31 @@ def adam_equivalence(study=STUDY):
 
 
 result = adam_equivalence()
-LABELS = {"a": "1/d_k", "b": "1/√d_k; W_Q, W_K init, lr × d_k^-1/4, ε × d_k^1/4",
-          "c": "1/√d_k; W_Q, W_K init × d_k^-1/4 only"}
+LABELS = {"a": "A: 1/d_k", "b": "B: 1/√d_k; W_Q, W_K init, lr × d_k^-1/4, ε × d_k^1/4",
+          "c": "C: 1/√d_k; W_Q, W_K init × d_k^-1/4 only"}
 
 print(
     sdpa.markdown_table(
-        ["run", "compared with (a)", "largest loss difference, step 0",
+        ["run", "compared with A", "largest loss difference, step 0",
          "largest loss difference, any step"],
-        [("(b) init, rate and ε rescaled", "the same run in other coordinates", 0.0,
+        [("B: init, rate and ε rescaled", "the same run in other coordinates", 0.0,
           result["max_diff_b"]),
-         ("(c) init rescaled only", "the same start, other training", result["step0_diff_c"],
+         ("C: init rescaled only", "the same start, other training", result["step0_diff_c"],
           result["max_diff_c"])],
         caption=f"d_k = {result['d_k']}, {result['seeds']} seeds, {result['steps']} steps, "
         "each trained alone by the plain loop. A loss difference is the absolute difference "
-        "from run (a), scale 1/d_k, for the same seed and step (float32).",
+        "from run A, scale 1/d_k, for the same seed and step (float32).",
     )
 )
 
 figure = sdpa.Figure(
     "temperature-adam-equivalence",
-    caption=f"Left: training loss (mean of {result['seeds']} seeds) of (a) the factor 1/d_k, "
-    "(b) the factor 1/√d_k with W_Q and W_K, their initialisation, learning rate and Adam's "
-    "ε rescaled, and (c) the initialisation alone rescaled. (a) and (b) are the same curve. "
-    "Right: the largest difference of (c) from (a) over the seeds, per step; (b)'s is zero.",
+    caption=f"Left: training loss (mean of {result['seeds']} seeds) of A, the factor 1/d_k; "
+    "B, the factor 1/√d_k with W_Q and W_K, their initialisation, learning rate and Adam's "
+    "ε rescaled; and C, the initialisation alone rescaled. A and B are the same curve. "
+    "Right: the largest difference of C from A over the seeds, per step; B's is zero.",
     alt="Left: two identical loss curves and a third that departs from them. Right: on a log "
-    "axis, the difference of run (c) from run (a), zero at the first step and then large.",
+    "axis, the difference of run C from run A after the first step, large throughout.",
     ncols=2,
     size=(7.6, 3.1),
 )
@@ -84,11 +84,10 @@ with figure as (left, right):
               "c": ("-", sdpa.PALETTE[3], 1.5)}
     for key, label in LABELS.items():
         style, color, width = styles[key]
-        left.plot(steps, result["loss"][key], style, color=color, lw=width,
-                  label=f"({key}) {label}")
+        left.plot(steps, result["loss"][key], style, color=color, lw=width, label=label)
     left.set(xlabel="training step", ylabel="loss (nats)")
     left.legend(fontsize=6.5)
-    right.plot(steps[1:], result["diff_c"][1:], color=sdpa.PALETTE[3], label="(c) − (a)")
+    right.plot(steps[1:], result["diff_c"][1:], color=sdpa.PALETTE[3], label="C − A")
     right.set(yscale="log", xlabel="training step", ylabel="largest |Δ loss| over seeds")
     right.legend()
 print(figure.html)

@@ -35,7 +35,7 @@ def scale_choice(d_k=STUDY.main_d_k):
             "init_max_weight": start.max_weight.mean().item(),
             "init_entropy": start.entropy.mean().item(),
             "steps_to_target": history.steps_to(curves.loss, LOSS_TARGET).tolist(),
-            "lowest_loss": curves.loss.min().item(),  # of any seed at any recorded step
+            "loss_per_seed": curves.loss.T.tolist(),  # per seed, at every recorded step
             "final_loss": curves.loss[-1].tolist(),
             "final_accuracy": curves.accuracy[-1].mean().item(),
             "final_max_weight": curves.max_weight[-1].mean().item(),

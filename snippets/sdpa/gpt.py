@@ -212,18 +212,17 @@ def run_gpt(sweep: GPTSweep) -> GPTHistory:
         held_out = tuple(x.to(dev).expand(len(members), *x.shape)
                          for x in _batch(sweep, structure, sweep.held_out, True,
                                          generator(sweep.data_seed + 1)))
-        held = [_held_out_loss(ensemble, held_out, structure.vocab)]
-        steps = []
+        held, rows = [_held_out_loss(ensemble, held_out, structure.vocab)], []
 
         def measure(step: int, losses: torch.Tensor, output: tuple, target: torch.Tensor):
-            if step in sweep.eval_steps[1:]:
-                held.append(_held_out_loss(ensemble, held_out, structure.vocab))  # before it
-            steps.append(_step_records(structure, ensemble, losses, output[1]))
+            if step in sweep.eval_steps[1:]:  # the weights before this step's update
+                held.append(_held_out_loss(ensemble, held_out, structure.vocab))
+            rows.append(_step_records(structure, ensemble, losses, output[1]))
 
         train(ensemble, optimizer, batches, _member_losses, warmup_cosine(optimizer, sweep.steps),
               measure)
         held.append(_held_out_loss(ensemble, held_out, structure.vocab))
-        records = GPTRecords(**{f: torch.stack([s[f] for s in steps]).cpu() for f in steps[0]},
+        records = GPTRecords(**{f: torch.stack([row[f] for row in rows]).cpu() for f in rows[0]},
                              held_out_loss=torch.stack(held).cpu(), initial_loss=held[0].cpu(),
                              final_loss=held[-1].cpu())
         # (..., members) -> (..., lrs, arms, seeds)

@@ -134,13 +134,8 @@ def recall_model(experiment: RecallExperiment, arm: Arm, seed: int) -> RecallHea
     return model
 
 
-#: The weights of :class:`sdpa.models.RecallHead`.
-HEAD_WEIGHTS = ("W_Q.weight", "W_K.weight", "W_V.weight", "W_O.weight", "log_scale")
-
-
-def member_lrs(arm: Arm, lr: float,
-               names: Iterable[str] = HEAD_WEIGHTS) -> dict[str, float | None]:
-    """The learning rate of each weight ``names`` of one member (None: not trained)."""
+def member_lrs(arm: Arm, lr: float, names: Iterable[str]) -> dict[str, float | None]:
+    """The learning rate of each of one member's weights ``names`` (None: not trained)."""
     special = {"W_Q.weight": lr * arm.lr_q, "W_K.weight": lr * arm.lr_k,
                "log_scale": lr if arm.learn_scale else None}
     return {name: special.get(name, lr) for name in names}

@@ -9,8 +9,8 @@ with Adam and with SGD from the same initial draw per seed:
   (Adam: lr s, SGD: lr s^2);
 * folded with the other optimiser's rule, to show that the rule is optimiser-specific.
 
-The table's runs train together (``sdpa.training.train_members``, the plain loop of
-``sdpa.training.train`` for many runs at once, through ``sdpa.recall.run_recall``); the
+The table's runs train together: the site's training loop (``sdpa.training.train``)
+trains them as one ``sdpa.training.Ensemble``, through ``sdpa.recall.run_recall``; the
 arms differ only in their logit scale, W_Q's initial multiplier and W_Q's learning-rate
 multiplier. Then the identity, bit for bit: the reference and the rule's arm trained alone
 by the plain loop (``sdpa.temperature.train_alone``), under Adam with W_Q's epsilon

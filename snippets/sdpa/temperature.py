@@ -90,5 +90,5 @@ def first_gradient(experiment: RecallExperiment, arm: Arm, seed: int) -> torch.T
     """The gradient of W_Q on the first batch of :func:`train_alone`, at initialisation."""
     model = recall_model(experiment, arm, seed).to(device())
     data = recall_batches(experiment.task, seed, experiment.steps + 1).to(device())
-    recall_loss(model, (*data.tokens(0), data.target[0])).backward()
+    recall_loss(model(*data.tokens(0)), data.target[0]).backward()
     return model.W_Q.weight.grad

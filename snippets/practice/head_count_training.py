@@ -48,17 +48,22 @@ if STUDY is not None:
     print(f"\nWith the factor {says(Scale.INV_SQRT)}; without it, {says(Scale.NONE)}.\n")
 
     def ends_over_best(heads):
-        """The lower ends of the paired t intervals of (loss at each end of the grid) - (loss
-        at the scaled block's best rate), by seed."""
+        """Each end of the grid minus the scaled block's best rate: the loss difference,
+        paired by seed, with its 95% t interval."""
         loss = result["losses"][heads][Scale.INV_SQRT]
         best = STUDY.lrs.index(result["best"][heads, Scale.INV_SQRT])
-        return [paired(loss[end], loss[best]).low for end in (0, len(STUDY.lrs) - 1)]
+        return [paired(loss[end], loss[best]) for end in (0, len(STUDY.lrs) - 1)]
 
-    lows = " / ".join(sdpa.fmt(min(ends_over_best(h))) for h in STUDY.heads)
-    print("With the factor the best rate lies inside the grid at every head count, and both "
-          "ends of the grid end higher than it (the lower end of the paired 95% t interval "
-          f"of the difference, the smaller of the two ends, for {', '.join(map(str, STUDY.heads))} "
-          f"heads: {lows}).\n")
+    inside = [0 < STUDY.lrs.index(result["best"][h, Scale.INV_SQRT]) < len(STUDY.lrs) - 1
+              for h in STUDY.heads]
+    ends = "; ".join(f"{h} head{'s' * (h > 1)}: " + " and ".join(
+        f"{sdpa.fmt(i.mean)} [{sdpa.fmt(i.low)}, {sdpa.fmt(i.high)}]" for i in ends_over_best(h))
+        for h in STUDY.heads)
+    where = ("inside the grid at every head count" if all(inside) else "at an edge of the grid "
+             "at " + ", ".join(str(h) for h, ok in zip(STUDY.heads, inside) if not ok) + " heads")
+    print(f"With the factor the best rate lies {where}. The loss at the grid's lowest and "
+          f"highest rate, minus the loss at the best one (paired by seed, mean and 95% t "
+          f"interval): {ends}.\n")
 else:
     result = None
     print("!!! note \"The full build decides it\"\n    This training study (160 small models) runs "

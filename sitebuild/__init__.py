@@ -4,19 +4,17 @@ The science library that snippets import is ``sdpa`` (``snippets/sdpa/``). Here,
 module per job:
 
 * ``hooks``: the MkDocs events (``hooks:`` in mkdocs.yml), wiring the jobs below;
+* ``execute``: runs the snippets and the notebook into the store (``python -m
+  sitebuild.execute``, and the build's first step), which the build and the tests read;
 * ``fences``: every executed fence names its file and every include exists (an extension);
-* ``runner``: runs each executed fence (cache, timing, failures) through ``execute``;
-* ``errors``: a failing snippet's message, naming file, line and page;
-* ``cache``: the content-addressed snippet cache behind a fast ``mkdocs serve``;
-* ``serve``: the per-process memos of pure build steps that keep a serve rebuild quick;
-* ``pool``: the worker processes that run the pages' snippets in parallel;
-* ``keep``: each snippet's run, handed back by the workers to the test session;
-* ``report``: ``build-report.json``;
-* ``notebook``: the lab notebook's cache, cell ids and ``.ipynb`` download;
+* ``markdown_exec_adapter``: all that depends on markdown-exec's inner workings;
+* ``report``: ``build-report.json``, and the build report page's records;
+* ``notebook``: the lab notebook's page from the store, its cell ids and ``.ipynb`` download;
+* ``code_pages``: the Code section, one page per module of the library;
 * ``math``: TeX to MathML at build time (an extension);
 * ``markup``: the SVG and MathML that ``figures`` and ``math`` rewrite, read as trees;
-* ``markdown_exec_adapter``: all that depends on markdown-exec's inner workings;
-* ``valid_html``: what the Nu HTML checker would reject, fixed where it is made (a hook).
+* ``figures``, ``glossary``, ``readable``, ``search``, ``valid_html``: hooks of their own;
+* ``preview``: one snippet's output in light and dark, without the site.
 
 The build reads what it shares with the library from the library's modules that import
 neither torch nor matplotlib (``sdpa.env`` and ``sdpa.style``), so the

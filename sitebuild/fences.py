@@ -87,6 +87,8 @@ def problems(markdown: str, bases: list[Path]) -> list[str]:
                 looked = ", ".join(_shown(base) for base in bases)
                 found.append(f"line {line}: the include '{include}' is missing (looked in {looked})")
         if len(fence.includes) != 1:
+            found.append(f"line {fence.line}: an executed fence runs one snippet file, its only line "
+                         '--8<-- "<page>/<name>.py"')
             continue
         include = fence.includes[0][1]
         base = next((base for base in bases if (base / include).is_file()), None)

@@ -1,21 +1,31 @@
-"""The build report: every executed snippet with its page, figures, device and seconds.
+"""The build report: what the build read from the store, and the digests it was built from.
 
-Each snippet (and each executed notebook) also says whether it ran in a worker process
-(:mod:`sitebuild.pool`) or in the MkDocs process.
+Every executed snippet, with its page, figures, device, profile, seconds and whether this
+build ran it (else an earlier run into the store did), and the notebook page. Written to
+``build-report.json`` beside the site and read by the *Build report* page, so timings
+stay out of the pages and two builds give byte-identical HTML. Its ``digests`` name the
+code, the run's context and the sources the site was made from: a test of a site built
+beforehand (``SDPA_BUILT_SITE``) compares them with the checkout's (:func:`digests`).
 
-Written to ``build-report.json`` beside the site and read by the *Build report* page, so
-timings stay out of the pages and two builds give byte-identical HTML.
+The *Build report* page also says how the claims were swept and how long the last full
+build took, read from the records that ``scripts/claims_sweep.py --record`` and
+``scripts/benchmark.py --full`` commit under ``bench/records/`` (:func:`records_markdown`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
 
+from sdpa import env
 from sdpa.style import FIGURE_CLASS, FIGURE_ID_PREFIX
 
 FIGURE_ID = re.compile(rf'<figure class="{re.escape(FIGURE_CLASS)}" id="{re.escape(FIGURE_ID_PREFIX)}([^"]+)"')
+RECORDS_DIR = Path(__file__).resolve().parents[1] / "bench" / "records"
+#: The line of docs/build-report.md that the records' sentences replace.
+RECORDS = "<!-- records -->"
 
 
 class BuildReport:
@@ -23,37 +33,71 @@ class BuildReport:
         self.snippets: list[dict] = []
         self.notebooks: list[dict] = []
 
-    def add(self, page: str, snippet: str, output: str, seconds: float, runtime: tuple[str, str, str], *,
-            cached: bool, worker: bool = False) -> None:
-        """``runtime``: the device the snippet ran on, the torch version and the profile."""
-        self.snippets.append({
-            "page": page,
-            "snippet": snippet,
-            "figures": FIGURE_ID.findall(str(output)),
-            "tables": str(output).count("<table>"),
-            "seconds": seconds,
-            "cached": cached,
-            "worker": worker,
-            "device": runtime[0],
-            "torch": runtime[1],
-            "profile": runtime[2],
-        })
+    def add(self, page: str, snippet: str, record: dict, *, ran: bool) -> None:
+        """A snippet's ``record`` from the store (``ran``: this build's workers wrote it)."""
+        output = record["output"]
+        self.snippets.append({"page": page, "snippet": snippet, "figures": FIGURE_ID.findall(output),
+                              "tables": output.count("<table>"), "seconds": record["seconds"], "ran": ran,
+                              **{key: record[key] for key in ("device", "torch", "profile")}})
 
-    def add_notebook(self, page: str, seconds: float, *, worker: bool) -> None:
-        self.notebooks.append({"page": page, "seconds": seconds, "worker": worker})
+    def add_notebook(self, page: str, record: dict, *, ran: bool) -> None:
+        self.notebooks.append({"page": page, "seconds": record["seconds"], "ran": ran,
+                               **{key: record[key] for key in ("device", "torch", "profile")}})
 
-    def seconds_per_page(self) -> dict[str, float]:
-        """Seconds of each page's snippets that ran (not cached), and of each notebook."""
-        seconds: dict[str, float] = {}
-        for entry in self.snippets:
-            if not entry["cached"]:
-                seconds[entry["page"]] = round(seconds.get(entry["page"], 0) + entry["seconds"], 3)
-        return {**seconds, **{entry["page"]: entry["seconds"] for entry in self.notebooks}}
-
-    def write(self, site_dir: str) -> None:
-        total = round(sum(entry["seconds"] for entry in self.snippets if not entry["cached"]), 3)
-        report = {"snippets": self.snippets, "total_seconds": total, "notebooks": self.notebooks}
+    def write(self, site_dir: str, digests: dict) -> None:
+        total = round(sum(entry["seconds"] for entry in self.snippets + self.notebooks), 3)
+        report = {"snippets": self.snippets, "notebooks": self.notebooks, "total_seconds": total, "digests": digests}
         Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))
+
+
+def digests(config, plan) -> dict:
+    """What a site was made from: the code its snippets ran (``sitebuild.execute.code``),
+    their run's context, and every file the build reads (the pages, the snippets and their
+    includes, the build's code, ``mkdocs.yml``)."""
+    digest = hashlib.sha256()
+    roots = [Path(config.config_file_path), Path(config.docs_dir), Path(__file__).parent,
+             *(Path(base) for base in config.mdx_configs["pymdownx.snippets"]["base_path"])]
+    for root in sorted({root.resolve() for root in roots}):
+        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(f"{path.relative_to(root.parent)}".encode() + b"\0" + path.read_bytes() + b"\0")
+    return {"code": plan.code, "context": dict(env.run_context(plan.device)), "sources": digest.hexdigest()}
+
+
+def _offsets(offsets: list[int]) -> str:
+    """``0–19`` for a run of offsets, else the list."""
+    if offsets == list(range(offsets[0], offsets[-1] + 1)) and len(offsets) > 2:
+        return f"{offsets[0]}–{offsets[-1]}"
+    return ", ".join(map(str, offsets))
+
+
+def records_markdown(folder: Path = RECORDS_DIR) -> str:
+    """The build report's sentences on the recorded claim sweeps and the last full build."""
+    def read(name: str) -> dict:
+        try:
+            return json.loads((folder / name).read_text())
+        except (OSError, ValueError):
+            return {}
+
+    lines = []
+    sweeps = read("claims-sweeps.json")
+    for profile in env.PROFILES:
+        sweep = sweeps.get(profile)
+        if sweep:
+            lines.append(f"- The {profile} profile's claims: {sweep['tests']} claim tests swept at "
+                         f"{len(sweep['offsets'])} seed offsets ({_offsets(sweep['offsets'])}), {sweep['failed']} "
+                         f"failing at some offset, the smallest margin {sweep['min_margin']:.1f} standard "
+                         f"deviations over the offsets ({sweep['date']}).")
+        else:
+            lines.append(f"- The {profile} profile's claims: no sweep recorded yet.")
+    build = read("full-build.json")
+    if build:
+        lines.append(f"- The last full build took {build['build_s'] / 60:.1f} minutes ({build['build_s']:,.0f} s) on "
+                     f"{build['cores']} cores, and its claims, reading its store, {build['claims_s']:,.0f} s more "
+                     f"({build['date']}).")
+    else:
+        lines.append("- No full build has been recorded yet.")
+    return "\n".join(lines)
 
 
 def profile_note(profile: str, report_url: str | None, decides_url: str | None) -> tuple[str, str]:

@@ -1,37 +1,31 @@
-"""The test session's snippets: each runs once, in worker processes, and the tests read its run.
+"""The test session reads the store: every snippet runs once, into it, and each test reads its run.
 
-A pytest plugin (``tests/conftest.py`` loads it with ``pytest_plugins``). A session goes:
+A pytest plugin (``tests/conftest.py`` loads it). A session goes:
 
 1. **What each test reads.** A test declares the pages whose snippets it reads: the page
-   its file is named after (``tests/test_<page>.py`` reads ``docs/<page>.md``), the page
-   of the ``snippet`` it is parametrised with (or the ``page``), and those of a ``pages`` marker
-   (``@pytest.mark.pages("failure-modes.md")``; ``pytestmark = ...`` for a whole file).
-2. **Who runs them.** If a selected test needs the built site (``built_site``,
-   ``parallel_site``), one clean ``mkdocs build`` runs in a fresh process, the network cut
-   where the OS allows; else, if the tests declare two pages or more, ``python -m
-   sitebuild.keep --run`` runs those pages alone. Either way two workers run the pages and
-   keep each page's runs in one pickle that appears when the page is done
-   (``SDPA_KEEP_RUNS``, ``sitebuild/keep.py``): what each snippet printed, the state it
-   left behind, its data, and the results the page's memoised experiments computed. A
-   whole tier (``python -m pytest``, ``-m "not site"``) starts them before collecting.
-   With one page declared, its snippets run here, in the pytest process, as asked.
-3. **Before each test** the pickles of its pages are taken, waiting for them if need be:
-   ``run_snippet`` returns a snippet's kept run, and the page's memo results join this
-   process's memos, so a test that calls a page's experiment itself (``run_language``)
-   gets the worker's result instead of computing it a second time.
+   its file is named after (``tests/test_failure_modes.py`` reads ``docs/failure-modes.md``),
+   the page of the ``snippet`` it is parametrised with (or its ``page``), and those of a
+   ``pages`` marker (``@pytest.mark.pages("failure-modes.md")``; ``pytestmark = ...`` for
+   a whole file).
+2. **Who runs them.** The store (``sitebuild/execute.py``: ``SDPA_STORE``, else
+   ``.cache/store``) keeps each snippet's run under a key of everything it depends on.
+   What it lacks runs once, in two workers: a clean ``mkdocs build`` in a fresh process
+   (the network cut where the OS allows), when a selected test needs the site (its first
+   step runs what the store lacks), else ``python -m sitebuild.execute PAGE ...``. A
+   whole tier (``python -m pytest``, ``-m "not site"``) starts it before collecting. After
+   ``mkdocs build``, or an earlier session on the same code, nothing runs again.
+3. **Before each test** the runs of its pages are read from the store, waiting for them
+   if need be: ``run_snippet`` returns a snippet's run, and an engine's run that a test
+   asks for itself (``run_recalls``) comes from the store too (``sdpa.runtime.memo``).
 4. **Loud, never silent.** A test that reads a snippet of a page it does not declare, a
-   name a kept run does not hold (it did not pickle), a page whose worker died, a snippet
-   that failed in its worker (its traceback is shown): each fails the test and says why.
-   Nothing is run again here to make up for it.
-5. **The end.** The last test (``tests/test_harness.py``) checks that no memoised
-   experiment ran in two processes; a test that ran experiments no page runs is named in
-   a warning. The workers end with the session however it ends, Ctrl-C, a kill or a
-   crash: every process started here dies with its parent
-   (:func:`sitebuild.pool.die_with_parent`).
-
-Around that: the tests are ordered so that each waits as little as can be
-(:func:`order_tests`), and work a test module starts ahead (:func:`run_ahead`) or once
-the site is built (:func:`when_site_is_built`) overlaps the other tests.
+   name a stored run does not hold (it did not pickle), a snippet that failed (its
+   traceback is shown), a run the workers ended without: each fails the test, saying why.
+   ``SDPA_BUILT_SITE=<folder>`` tests a site you built, once its recorded digests are
+   the checkout's.
+5. **The end.** The processes started here die with the session however it ends
+   (Ctrl-C, a kill, a crash: tested); work that a test module starts ahead
+   (:func:`run_ahead`) or once the site is built (:func:`when_site_is_built`) overlaps the
+   other tests, ordered so that each waits as little as can be (:func:`order_tests`).
 """
 
 from __future__ import annotations
@@ -39,8 +33,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import json
 import os
-import shutil
+import pickle
 import signal
 import subprocess
 import sys
@@ -62,9 +57,9 @@ for path in (SNIPPETS, REPO):
         sys.path.insert(0, str(path))
 
 from sdpa import env  # noqa: E402  (the environment, read and written; imports no torch)
-from sitebuild import keep  # noqa: E402
+from sitebuild import execute  # noqa: E402
+from sitebuild.execute import SnippetError, SnippetFailure, die_with_parent  # noqa: E402
 from sitebuild.fences import executed_fences  # noqa: E402
-from sitebuild.pool import die_with_parent  # noqa: E402
 
 #: The fast tier's marker expression, as the README gives it.
 FAST_TIER = "not site"
@@ -101,14 +96,8 @@ def pytest_configure(config):
     offset = config.getoption("--seed-offset")
     if offset is not None:  # set before any snippet runs; the processes started here inherit it
         env.export(**{env.SEED_OFFSET: str(offset)})
-    if env.shared_memo() is None:  # one folder for the session's memoised experiments: the
-        # build's workers, the snippet workers and this process share them (sdpa.runtime.memo)
-        _SHARED.append(tempfile.TemporaryDirectory(prefix="sdpa-memo-"))
-        env.export(**{env.SHARED_MEMO: _SHARED[-1].name})
+    env.export(**{env.STORE: str(execute.store())})  # this process's engine runs, and its children's
     _config[0] = config
-
-
-_SHARED: list = []  # the session's shared-memo folder, removed when the session ends
 
 
 _config: list = [None]  # the session's configuration: its terminal reporter prints our lines
@@ -157,7 +146,7 @@ def declared_pages(item) -> set[str]:
     return {page for page in pages if page_includes().get(page)}
 
 
-# ---- the workers ----------------------------------------------------------------------------
+# ---- the session's runs ---------------------------------------------------------------------
 
 
 def start(command: list[str], output: Path | None = None, **options) -> subprocess.Popen:
@@ -180,54 +169,6 @@ def stop(process: subprocess.Popen | None) -> None:
         process.wait()
 
 
-class Workers:
-    """One process (a site build, or ``python -m sitebuild.keep --run``) whose two workers
-    run the snippets of ``pages`` and keep each page's runs in a pickle of their own."""
-
-    def __init__(self, pages: list[str]):
-        from sitebuild.runner import page_jobs, whole_file_fences
-
-        self.root = Path(tempfile.mkdtemp(prefix="sdpa-session-"))
-        self.folder = self.root / "runs"
-        self.folder.mkdir()
-        markdown = {page: (DOCS / page).read_text() for page in pages}
-        jobs, hosted = page_jobs({page: whole_file_fences(markdown[page], [SNIPPETS]) for page in pages}, markdown)
-        #: page -> the pickle its runs are kept in (a page run by another's worker: that page's)
-        self.pickles = {page: keep.page_file(self.folder, fences) for page, fences in jobs.items() if fences}
-        self.pickles.update({page: self.pickles[host] for page, host in hosted.items()})
-        self.process: subprocess.Popen | None = None
-
-    def start(self, command: list[str], **environment: str) -> None:
-        self.process = start(command, self.root / "output.txt",
-                             env=env.environment({env.KEEP_RUNS: str(self.folder), **environment}))
-
-    def wait(self, page: str) -> Path | None:
-        """The pickle of ``page``'s runs once it is whole; None if the workers ended without
-        it. A long wait says what it waits for, every ten seconds."""
-        path, start, told = self.pickles[page], time.monotonic(), 0
-        while not path.exists() and self.process.poll() is None:
-            time.sleep(0.05)
-            waited = time.monotonic() - start
-            if waited > told + 10:
-                told = waited
-                kept = len({p for p in self.pickles.values() if p.exists()})
-                say(f"waiting {waited:.0f} s for the snippets of docs/{page} ({kept} of "
-                    f"{len(set(self.pickles.values()))} pages kept so far)")
-        return path if path.exists() else None
-
-    def finished(self, timeout: float | None = None) -> tuple[int, str]:
-        """The process's exit status and what it printed, once it has ended."""
-        self.process.wait(timeout=timeout)
-        return self.process.returncode, self.output()
-
-    def output(self) -> str:
-        return (self.root / "output.txt").read_text(errors="replace")
-
-    def stop(self) -> None:
-        stop(self.process)
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
 @dataclass
 class Build:
     site: Path
@@ -241,129 +182,89 @@ class SnippetRun:
     namespace: dict
     output: str
     leaks: list[str]  # global state the run left behind: changed rcParams, open pyplot figures
-    failure: object = None  # where it failed (a sitebuild.errors.SnippetFailure), else None
+    failure: SnippetFailure | None = None
 
 
 class KeptNamespace(dict):
-    """A snippet's data as its worker kept it: a name that did not pickle is a loud error."""
+    """A snippet's data as the store kept it: a name that did not pickle is a loud error."""
 
     def __init__(self, data: dict, snippet: str):
         super().__init__(data)
         self.snippet = snippet
 
     def __missing__(self, name: str):
-        raise KeyError(f"snippets/{self.snippet}'s kept run has no {name!r}: it is no name the snippet "
+        raise KeyError(f"snippets/{self.snippet}'s stored run has no {name!r}: it is no name the snippet "
                        "defined, or its value could not be pickled (cloudpickle), or it is a module")
 
 
 class Session:
-    """The snippets' runs of this test session, and the workers that make them."""
+    """The snippets' runs of this test session, and the one process that makes what the store lacks."""
 
     def __init__(self) -> None:
+        self.plan = execute.Plan({}, {}, execute.code(), execute.device(), execute.store())
         self.runs: dict[str, SnippetRun] = {}  # by snippet, under snippets/
-        self.workers: Workers | None = None
-        self.build: Build | None = None  # when the workers' process builds the site
-        self.taken: set[Path] = set()
-        #: The memo results the workers computed: table -> key -> the pickle that says so.
-        self.computed: dict[str, dict] = {}
-        self.inserted: dict[str, set] = {}  # the keys of those put into this process's memos
-        self.twice: list[str] = []  # memo results that two workers computed
-        self.ran_here: dict[str, dict[str, int]] = {}  # test -> memo -> results it computed here
-        self._tables: tuple[int, dict] = (-1, {})  # (modules loaded, the memo tables then)
+        self.root = Path(tempfile.mkdtemp(prefix="sdpa-session-"))
+        self.process: subprocess.Popen | None = None  # the build, or python -m sitebuild.execute
+        self.build: Build | None = None  # when that process builds the site
+
+    def record(self, snippet: str) -> Path:
+        source = (SNIPPETS / snippet).read_text(encoding="utf-8")
+        return self.plan.record(execute.Snippet(page_of(snippet) or "", f"snippets/{snippet}", source))
+
+    def missing(self, pages) -> list[str]:
+        """The pages of ``pages`` whose snippets' runs the store lacks."""
+        return sorted(page for page in pages if not all(self.record(s).exists() for s in page_includes()[page]))
+
+    def output(self) -> str:
+        return (self.root / "output.txt").read_text(errors="replace") if self.process else ""
 
     # ---- starting -------------------------------------------------------------------------
 
     def build_site(self) -> None:
         """Start the session's clean build of the whole site (offline where the OS allows)."""
-        pages = sorted(page for page, snippets in page_includes().items() if snippets)
-        self.workers = Workers(pages)
         offline = network_can_be_cut()
-        site = self.workers.root / "site"
+        site = self.root / "site"
         command, environment = mkdocs_process("build", "--clean", "-d", str(site), offline=offline,
                                               **{env.JOBS: WORKERS})
-        self.workers.start(command, **environment)
+        self.process = start(command, self.root / "output.txt", env=environment)
         self.build = Build(site, offline, -1, "")
 
     def run_pages(self, pages: list[str]) -> None:
-        """Start the workers on ``pages`` alone (no site)."""
-        self.workers = Workers(pages)
-        self.workers.start([sys.executable, "-m", "sitebuild.keep", "--run", str(self.workers.folder),
-                            "--jobs", WORKERS, *pages])
+        """Start running what the store lacks of ``pages`` (no site)."""
+        self.process = start([sys.executable, "-m", "sitebuild.execute", "--jobs", WORKERS, *pages],
+                             self.root / "output.txt", env=env.environment())
 
     def built(self) -> Build:
         """The session's build, once it has ended (started now if no test foresaw it)."""
         if self.build is None:
+            stop(self.process)  # a run of pages alone: the build runs what is left of it
             self.build_site()
         if self.build.returncode == -1:
-            if self.workers.process.poll() is None:
+            if self.process.poll() is None:
                 say("waiting for the site's build to end")
-            status, output = self.workers.finished(timeout=900)
-            self.build = Build(self.build.site, self.build.offline, status, output)
+            self.process.wait(timeout=3600)
+            self.build = Build(self.build.site, self.build.offline, self.process.returncode, self.output())
         return self.build
 
-    # ---- taking the workers' runs ----------------------------------------------------------
+    # ---- reading the store -----------------------------------------------------------------
 
-    def runs_page(self, page: str) -> bool:
-        return self.workers is not None and page in self.workers.pickles
-
-    def take(self, page: str) -> None:
-        """``page``'s kept runs and memo results, waiting for them (step 3); a page whose
-        worker died fails the test."""
-        if not self.runs_page(page) or self.workers.pickles[page] in self.taken:
+    def wait_for(self, page: str) -> None:
+        """Wait until the store holds every run of ``page``'s snippets (step 3); start its
+        run if no process of the session is running it; fail if the process ends without."""
+        if not self.missing([page]):
             return
-        path = self.workers.wait(page)
-        if path is None:
-            status, output = self.workers.finished()
-            pytest.fail(f"the session's workers ended (exit status {status}) without keeping the runs of "
-                        f"docs/{page}; nothing is run again here. What they printed:\n{output[-4000:]}",
-                        pytrace=False)
-        self.taken.add(path)
-        kept = keep.read_page(path)
-        for filename, run in kept["runs"].items():
-            snippet = filename.removeprefix("snippets/")
-            self.runs.setdefault(snippet, SnippetRun(KeptNamespace(run["namespace"], snippet), run["output"],
-                                                     run["leaks"], run["failure"]))
-        for table, results in kept["memo"].items():
-            memo = keep.memo_table(table)
-            for key, value in results.items():
-                if key not in memo:
-                    dict.__setitem__(memo, key, value)
-                    self.inserted.setdefault(table, set()).add(key)
-        for table, keys in kept["computed"].items():
-            for key in keys:
-                if key in self.computed.setdefault(table, {}):
-                    self.twice.append(f"{table}{key[1:]} (in {self.computed[table][key]} and {path.name})")
-                self.computed[table].setdefault(key, path.name)
-        gc.freeze()  # the runs live as long as the session: out of the collector's scans
-
-    def take_all(self) -> None:
-        """Every page the workers run, once they are done."""
-        for page in sorted(self.workers.pickles if self.workers else ()):
-            self.take(page)
-
-    def computed_here(self) -> dict[str, set]:
-        """The memo results this process computed itself (not taken from a worker, nor
-        loaded from the session's shared memo)."""
-        return {name: set(table.computed) - self.inserted.get(name, set())
-                for name, table in keep.memo_tables().items()}
-
-    def counts(self) -> dict[str, int]:
-        """How many memo results of each table this process computed itself (not loaded
-        from a worker or the shared memo; the tables looked up again only when a module was
-        imported: this runs around every test)."""
-        if self._tables[0] != len(sys.modules):
-            self._tables = (len(sys.modules), keep.memo_tables())
-        return {name: len(table.computed - self.inserted.get(name, set()))
-                for name, table in self._tables[1].items()}
-
-    def ran_twice(self) -> tuple[list[str], list[str]]:
-        """The memo results computed twice in this session (so far): here and in a worker,
-        and in two workers."""
-        here = [f"{name}{key[1:]} (here and in {self.computed[name][key]})"
-                for name, keys in self.computed_here().items() for key in keys if key in self.computed.get(name, {})]
-        return here, self.twice
-
-    # ---- a test's read ---------------------------------------------------------------------
+        if self.process is None or (self.process.poll() is not None and self.build is None):
+            say(f"running the snippets of docs/{page}")
+            self.run_pages([page])
+        waited, told = time.monotonic(), 0.0
+        while self.missing([page]) and self.process.poll() is None:
+            time.sleep(0.05)
+            if time.monotonic() - waited > told + 10:
+                told = time.monotonic() - waited
+                say(f"waiting {told:.0f} s for the snippets of docs/{page}")
+        if self.missing([page]):
+            pytest.fail(f"the session's run ended (exit status {self.process.returncode}) without the runs of "
+                        f"docs/{page}. What it printed:\n{self.output()[-4000:]}", pytrace=False)
 
     def run_snippet(self, snippet: str, item) -> SnippetRun:
         page = page_of(snippet)
@@ -372,32 +273,23 @@ class Session:
         if item is not None and page not in declared_pages(item):
             pytest.fail(f"{item.nodeid} reads snippets/{snippet} but does not declare its page: mark it "
                         f'@pytest.mark.pages("{page}") (tests/harness.py, step 1)', pytrace=False)
-        self.take(page)
         if snippet not in self.runs:
-            if self.runs_page(page):
-                pytest.fail(f"the workers kept docs/{page}'s runs without snippets/{snippet}", pytrace=False)
-            from sitebuild.runner import execute  # one page's session: its snippets run here
-
-            namespace: dict = {}
-            style = keep.style()
-            try:
-                output = execute((SNIPPETS / snippet).read_text(), f"snippets/{snippet}", namespace)
-            except Exception as error:
-                self.runs[snippet] = SnippetRun(namespace, "", [], getattr(error, "failure", error))
-                raise
-            self.runs[snippet] = SnippetRun(namespace, output, keep.leaks(style))
+            self.wait_for(page)
+            path = self.record(snippet)
+            record = json.loads(path.read_text())
+            data = pickle.loads(path.with_suffix(".pickle").read_bytes())
+            failure = SnippetFailure(**record["failure"]) if record["failure"] else None
+            self.runs[snippet] = SnippetRun(KeptNamespace(data, snippet), record["output"], record["leaks"], failure)
+            gc.freeze()  # the runs live as long as the session: out of the collector's scans
         run = self.runs[snippet]
         if run.failure is not None:
-            from sitebuild.runner import SnippetError
-
             error = SnippetError(run.failure)
             error.add_note(run.failure.traceback)
             raise error
         return run
 
     def stop(self) -> None:
-        if self.workers is not None:
-            self.workers.stop()
+        stop(self.process)
 
 
 SESSION = Session()
@@ -406,26 +298,41 @@ _current: list = [None]  # the test being set up or run, for run_snippet's check
 
 @pytest.fixture(scope="session")
 def run_snippet():
-    """``run_snippet("derivation/score_std.py")``: that snippet's run (its ``namespace``,
-    ``output`` and ``leaks``), once per session (the module's flow, steps 2-4)."""
+    """``run_snippet("derivation/score_std.py")``: that snippet's run from the store (its
+    ``namespace``, ``output`` and ``leaks``), read once per session (steps 2-4)."""
     return lambda snippet: SESSION.run_snippet(snippet, _current[0])
 
 
-@pytest.fixture(scope="session")
-def session_runs() -> Session:
-    """The session's runs, every page's taken (the workers done): for the harness's own
-    tests, which run last."""
-    SESSION.take_all()
-    return SESSION
+def check_built_site(site: Path) -> list[str]:
+    """What differs between the digests a built site records and the checkout's (its code,
+    its run's context, its sources: ``sitebuild.report.digests``)."""
+    from mkdocs.config import load_config
+
+    from sitebuild import report
+
+    try:
+        recorded = json.loads((site / "build-report.json").read_text())["digests"]
+    except (OSError, ValueError, KeyError):
+        return [f"{site} holds no build-report.json with the digests it was built from"]
+    with contextlib.chdir(REPO):
+        current = report.digests(load_config(str(REPO / "mkdocs.yml")), SESSION.plan)
+    return [f"its {name}: {recorded.get(name)} against the checkout's {value}"
+            for name, value in current.items() if recorded.get(name) != value]
 
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
     """The whole site, built once per test session (:meth:`Session.build_site`), whose end
     runs every start registered with :func:`when_site_is_built`. ``SDPA_BUILT_SITE=<folder>``
-    takes a site you built yourself instead (to iterate on the site's tests; never in CI)."""
+    takes a site you built yourself instead, once its recorded digests are the checkout's."""
     site = env.built_site()
-    if site is None:
+    if site is not None:
+        differ = check_built_site(site)
+        if differ:
+            pytest.fail(f"{env.BUILT_SITE}={site} was built from other code than this checkout's, so it tests "
+                        "nothing here: build it again (mkdocs build -d <folder>) or unset the variable.\n"
+                        + "\n".join(differ), pytrace=False)
+    else:
         build = SESSION.built()
         if build.returncode != 0:
             pytest.fail(f"the site did not build:\n{build.output[-6000:]}", pytrace=False)
@@ -445,15 +352,14 @@ def parallel_site() -> Build:
 
 
 def mkdocs_process(*args: str, engine: str = "mkdocs", offline: bool = False, **changes: str) -> tuple[list, dict]:
-    """The command line and environment of a fresh ``mkdocs`` (or ``properdocs``) process,
-    never reading the snippet cache.
+    """The command line and environment of a fresh ``mkdocs`` (or ``properdocs``) process.
 
     It runs the engine's console script, as the README does (``python -m mkdocs`` would
     put the working folder on ``sys.path``, which the script does not). ``offline=True``
     runs it in a new network namespace whose only interface is loopback (``unshare -rn``,
     then ``ip link set lo up`` for the notebook kernel's local sockets), to show that
     building needs no network."""
-    environment = env.environment({"NO_MKDOCS_2_WARNING": "1", env.CACHE: "0", **changes})
+    environment = env.environment({"NO_MKDOCS_2_WARNING": "1", **changes})
     script = Path(sys.executable).with_name(engine)
     command = [sys.executable, *([str(script)] if script.is_file() else ["-m", engine]), *args]
     if offline:
@@ -473,24 +379,19 @@ def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False
     return result
 
 
-def build_in_process(config: Path, site: Path) -> Path:
+def build_in_process(config: Path, site: Path, store: Path) -> Path:
     """Build the site of ``config`` into ``site`` in this process, through MkDocs' own API,
-    serially (``SDPA_JOBS=1``: every snippet here, one after another), the cache off."""
+    its snippets run into ``store`` by one worker (``SDPA_JOBS=1``)."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
-    cwd = Path.cwd()
-    os.chdir(REPO)
-    try:
-        with env.changed(**{env.CACHE: None, env.JOBS: "1", "NO_MKDOCS_2_WARNING": "1"}):
-            loaded = load_config(str(config), site_dir=str(site))
-            loaded.plugins.on_startup(command="build", dirty=False)
-            try:
-                build(loaded)
-            finally:
-                loaded.plugins.on_shutdown()
-    finally:
-        os.chdir(cwd)
+    with contextlib.chdir(REPO), env.changed(**{env.STORE: str(store), env.JOBS: "1", "NO_MKDOCS_2_WARNING": "1"}):
+        loaded = load_config(str(config), site_dir=str(site))
+        loaded.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(loaded)
+        finally:
+            loaded.plugins.on_shutdown()
     return site
 
 
@@ -549,30 +450,20 @@ def ahead(fixture: str, start_work: Callable[[], object]) -> object:
 # ---- the session's course -------------------------------------------------------------------
 
 
-def order_tests(items: list, workers: bool = False) -> None:
-    """Each test waits for as little as can be: first those that need no work from the
-    background; then, while the workers run, those whose work started ahead (the snippets
-    are not ready yet), or else the snippets' tests first (the work started ahead goes on
-    beside them), with the tests that build a small site of their own before the tests that
-    read snippets (which wait for the workers); then the site's tests; the visits, page by
-    page (all of a page's tests as soon as its visit is in); the harness's check last."""
-    building = workers or any({"built_site", "parallel_site"} & set(getattr(item, "fixturenames", ()))
-                              for item in items)
-
-    def order(item) -> float:
+def order_tests(items: list) -> None:
+    """Each test waits for as little as can be: first those that need nothing from the
+    background, then those whose work started ahead or that build a small site of their
+    own, then those that read the snippets (which wait for the store), then the site's
+    tests, then the visits, page by page (all of a page's tests as soon as its visit is in)."""
+    def order(item) -> int:
         names = set(getattr(item, "fixturenames", ()))
-        if "session_runs" in names:
-            return 5
         if _BACKGROUND & names:
             return 4
         if {"built_site", "parallel_site"} & names:
             return 3
-        if SITE_FIXTURES & names:  # a site of its own (small_site), built beside the session's
-            return 1.5
-        started_ahead, snippets = bool(set(_AHEAD) & names), bool(declared_pages(item))
-        if started_ahead or snippets:
-            return 1 if started_ahead == building else 2
-        return 0
+        if declared_pages(item):
+            return 2
+        return 1 if (SITE_FIXTURES | set(_AHEAD)) & names else 0
 
     def params(item) -> tuple:
         return tuple(sorted(getattr(getattr(item, "callspec", None), "params", {}).items()))
@@ -598,13 +489,16 @@ def whole_tier(config) -> str:
 
 
 def pytest_sessionstart(session):
-    """A whole tier reads every page's snippets, so their workers start now, before the
-    tests are collected (three seconds of imports on one core)."""
+    """A whole tier reads every page's snippets: what the store lacks of them starts now,
+    before the tests are collected."""
     tier = whole_tier(session.config)
     if tier == "all":
         SESSION.build_site()
-    elif tier == "fast":
-        SESSION.run_pages(sorted(page for page, snippets in page_includes().items() if snippets))
+        say("building the whole site in two workers (its first step runs what the store lacks); "
+            f"{env.BUILT_SITE}=<folder> tests a site you built instead")
+    elif tier == "fast" and (pages := SESSION.missing(page for page, found in page_includes().items() if found)):
+        SESSION.run_pages(pages)
+        say(f"running the snippets of {len(pages)} pages that the store lacks in two workers")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
@@ -617,13 +511,11 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(tryfirst=True)  # ordered before anything reads the list
 def pytest_collection_finish(session):
-    """Start the workers now if no whole tier started them: the site's build if a selected
-    test needs the site (and no built site was given), else the declared pages' snippets
-    if they are two or more."""
+    """Start what the selected tests need, if no whole tier started it: the site's build if
+    a test needs the site (and no built site was given), else the declared pages' runs that
+    the store lacks."""
     uses = [set(getattr(item, "fixturenames", ())) for item in session.items]
-    builds = any("parallel_site" in names or ("built_site" in names and not env.built_site()) for names in uses)
-    pages = sorted(set().union(*(declared_pages(item) for item in session.items)))
-    order_tests(session.items, workers=builds or len(pages) > 1)
+    order_tests(session.items)
     _SELECTED[:] = session.items
     # What collecting imported (torch, matplotlib, the library: millions of objects) lives
     # as long as the session: out of the garbage collector's scans, which otherwise walk it
@@ -634,54 +526,25 @@ def pytest_collection_finish(session):
     for fixture, start_work in _AHEAD.items():
         if any(fixture in names for names in uses):
             _STARTED[fixture] = start_work()
-    if SESSION.workers is None:
-        if builds:
+    if SESSION.process is None:
+        if any("parallel_site" in names or ("built_site" in names and not env.built_site()) for names in uses):
             SESSION.build_site()
-        elif len(pages) > 1:
+            say("building the whole site in two workers (its first step runs what the store lacks)")
+        elif pages := SESSION.missing(set().union(*(declared_pages(item) for item in session.items))):
             SESSION.run_pages(pages)
-    if SESSION.build is not None:
-        needs = [item.nodeid for item in session.items if {"built_site", "parallel_site"} & set(item.fixturenames)]
-        say(f"building the whole site in two workers for {len(needs)} test(s) that read it ({needs[0]}"
-            + (", ..." if len(needs) > 1 else "") + f"); {env.BUILT_SITE}=<folder> tests a site you built instead"
-            if needs else "building the whole site in two workers")
-    elif SESSION.workers is not None:
-        say(f"running the snippets of {len(SESSION.workers.pickles)} pages in two workers")
+            say(f"running the snippets of {', '.join(pages)} (the store lacks them) in two workers")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """Skip a claim of another profile; take the test's pages' runs before its fixtures."""
+    """Skip a claim of another profile; wait for the runs of the test's pages."""
     _current[0] = item
     marker = item.get_closest_marker("profiles")
-    if marker is not None:
-        from sdpa.runtime import profile  # imports torch: only when a test asks
-
-        if profile() not in marker.args:
-            pytest.skip(f"a claim of the {' and '.join(marker.args)} profile's experiment sizes; "
-                        f"this run's profile is {profile()} (set SDPA_PROFILE)")
+    if marker is not None and env.profile() not in marker.args:
+        pytest.skip(f"a claim of the {' and '.join(marker.args)} profile's experiment sizes; "
+                    f"this run's profile is {env.profile()} (set SDPA_PROFILE)")
     for page in sorted(declared_pages(item)):
-        SESSION.take(page)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
-    """Note a test that ran memoised experiments here that no worker ran (step 5)."""
-    before = SESSION.counts() if SESSION.workers else None
-    try:
-        return (yield)
-    finally:
-        if before is not None:
-            ran = {name: count - before.get(name, 0) for name, count in SESSION.counts().items()}
-            if any(ran.values()):
-                SESSION.ran_here[item.nodeid] = {name: count for name, count in ran.items() if count}
-
-
-def pytest_terminal_summary(terminalreporter):
-    """Name the tests that ran experiments no page of the session runs, here in pytest's process."""
-    if SESSION.ran_here:
-        terminalreporter.section("experiments run in the pytest process (no page of this session runs them)")
-        for nodeid, ran in SESSION.ran_here.items():
-            terminalreporter.line(f"{nodeid}: {', '.join(f'{name} x{count}' for name, count in ran.items())}")
+        SESSION.wait_for(page)
 
 
 def pytest_unconfigure(config):
@@ -692,5 +555,4 @@ def pytest_unconfigure(config):
         for part in started if isinstance(started, tuple) else (started,):
             if isinstance(part, subprocess.Popen):
                 stop(part)
-    for folder in _SHARED:  # after every process that wrote to it has stopped
-        folder.cleanup()
+

@@ -1,0 +1,572 @@
+"""Execute, then render: the site's snippets run here, into the one store the build and the tests read.
+
+    python -m sitebuild.execute [--store DIR] [--jobs N] [PAGE.md ...]
+
+runs, in worker processes, every snippet of the pages named (default: every page) and the
+lab notebook whose result the store lacks, and prints a line as each page is done.
+``mkdocs build`` and ``mkdocs serve`` run the same step first (``on_pre_build``,
+``sitebuild/hooks.py``), then only read the store; the tests read it too
+(``tests/harness.py``). The store is a folder (``--store``, ``SDPA_STORE``; by default
+``.cache/store``) that holds, each under a key hashing everything it depends on,
+
+* ``snippets/<key>.json``: what a snippet printed, how it failed, the global state it
+  left behind, its seconds, device, torch version and profile; and ``snippets/<key>.pickle``,
+  its namespace less its imports (its ``result``, for the tests);
+* ``notebooks/<key>.json``: a notebook page as mkdocs-jupyter executed and converted it;
+* ``memo/<function>/<digest>.pt``: the engines' runs, ``sdpa.runtime.memo(share=True)``.
+
+A snippet's key hashes its file's name and source, the code that runs it (every file of
+the library, ``snippets/sdpa``, and the modules of this package that a worker imports,
+:data:`KEYED`), and the run's context (device, profile, threads, seed offset and the
+versions that compute: ``sdpa.env.run_context``). A notebook's adds its converter's
+settings and versions. Nothing else reaches a run: the rendering, which may change freely,
+happens after, in the MkDocs process.
+
+The code a run used is the code its key names. Every run happens in a worker process
+started for this call, from a forkserver that has imported torch, numpy and matplotlib
+and nothing of the site; a worker checks that the files are still those the keys were
+computed from before each run and again before it writes (:func:`_unchanged`), so every
+module it imported in between is the keyed one. A file changed under a run fails that
+run, and nothing of it is stored. The engines' memo checks the library the same way.
+Workers end with the process that started them, however it ends (:func:`die_with`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import ctypes
+import hashlib
+import importlib.util
+import inspect
+import json
+import linecache
+import multiprocessing
+import os
+import re
+import select
+import signal
+import sys
+import threading
+import time
+import traceback
+import types
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Callable
+
+from sdpa import env
+from sitebuild import LIBRARY_ROOT
+from sitebuild.fences import executed_fences
+
+REPO = LIBRARY_ROOT.parent
+BUILD = Path(__file__).resolve().parent
+#: The build's modules that a worker imports (the test suite checks that it imports no
+#: other): with the library, the code a snippet's key names.
+KEYED = (BUILD / "__init__.py", BUILD / "execute.py", BUILD / "fences.py")
+FORMAT = "1"  # what a record holds; a new format makes new keys
+#: The packages that execute a notebook and write its page (their versions are in its key).
+CONVERTING = ("mkdocs-jupyter", "nbconvert", "nbclient", "ipykernel", "jupytext")
+#: Imported once by the forkserver, so that each worker starts without paying for them.
+PRELOAD = ["numpy", "torch", "matplotlib"]
+
+
+def store() -> Path:
+    """The store's folder: ``SDPA_STORE``, else ``.cache/store`` in the checkout."""
+    return env.store() or REPO / ".cache" / "store"
+
+
+def code() -> str:
+    """The digest of the code a run depends on (the library and :data:`KEYED`), read now."""
+    return env.code_digest(env.LIBRARY, *KEYED)
+
+
+def device() -> str:
+    """The device the snippets run on, as ``sdpa.runtime.device()`` names it: ``SDPA_DEVICE``,
+    else ``cpu`` for a torch built without CUDA or ROCm (read from ``torch/version.py``, so
+    that the MkDocs process needs no torch), else torch's answer."""
+    if env.wanted_device():
+        return env.wanted_device()
+    spec = importlib.util.find_spec("torch")
+    built = Path(spec.origin).with_name("version.py").read_text() if spec and spec.origin else ""
+    if not re.search(r"^(cuda|hip)\b[^=\n]*=\s*['\"]", built, re.M):
+        return "cpu"
+    from sdpa.runtime import device as runtime_device
+
+    return str(runtime_device())
+
+
+def _digest(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Snippet:
+    page: str  # the page that runs it, under docs/
+    file: str  # as its fence's title names it: snippets/<page>/<name>.py
+    source: str
+
+    def key(self, code: str, device: str) -> str:
+        return _digest(FORMAT, self.file, self.source, code, repr(env.run_context(device)))
+
+
+def snippets_of(markdown: str, page: str, bases: list[Path]) -> list[Snippet]:
+    """The snippets a page's executed fences run, in order: each fence that includes one
+    file and names it (any other fence fails its page: ``sitebuild/fences.py``)."""
+    found = []
+    for fence in executed_fences(markdown):
+        if len(fence.includes) == 1 and len(fence.titles) == 1:
+            include = fence.includes[0][1]
+            path = next((base / include for base in bases if (base / include).is_file()), None)
+            if path is not None:
+                found.append(Snippet(page, fence.titles[0], path.read_text(encoding="utf-8")))
+    return found
+
+
+RUNS_WITH = re.compile(r"\A---\n(?:.*\n)*?runs_with:\s*(\S+)\s*\n(?:.*\n)*?---\n")
+
+
+def runs_with(markdown: str) -> str | None:
+    """The page named by a page's front matter ``runs_with: other.md``: that page's worker
+    runs this page's snippets too, after its own, so that both share the studies the
+    library memoises per process (a page split off another that reads the same runs)."""
+    found = RUNS_WITH.match(markdown)
+    return found.group(1) if found else None
+
+
+@dataclass
+class Plan:
+    """What one build (or one call) runs: a worker's job per page, the notebooks, the keys."""
+
+    jobs: dict[str, list[Snippet]]  # host page -> its snippets, then those of the pages it hosts
+    notebooks: dict[str, tuple[str, dict]]  # notebook page -> (its path, mkdocs-jupyter's arguments)
+    code: str
+    device: str
+    folder: Path
+
+    def key(self, snippet: Snippet) -> str:
+        return snippet.key(self.code, self.device)
+
+    def notebook_key(self, path: str, kwargs: dict) -> str:
+        return _digest(FORMAT, Path(path).read_text(encoding="utf-8"), self.code, repr(env.run_context(self.device)),
+                       repr(sorted(kwargs.items())), repr([version(package) for package in CONVERTING]))
+
+    def record(self, snippet: Snippet) -> Path:
+        return self.folder / "snippets" / f"{self.key(snippet)}.json"
+
+    def notebook(self, page: str) -> Path:
+        return self.folder / "notebooks" / f"{self.notebook_key(*self.notebooks[page])}.json"
+
+
+def snippet_bases(config) -> list[Path]:
+    """The folders pymdownx.snippets reads includes from (``snippets/``)."""
+    bases = config.mdx_configs.get("pymdownx.snippets", {}).get("base_path", ["snippets"])
+    return [Path(base).resolve() for base in ([bases] if isinstance(bases, str) else bases)]
+
+
+def notebook_scripts(config) -> list[Path]:
+    """The notebook pages written as Jupytext scripts (``docs/lab.py``)."""
+    plugin = config.plugins.get("mkdocs-jupyter")
+    patterns = plugin.config["include"] if plugin is not None else []
+    found = {path for pattern in patterns for path in Path(config.docs_dir).glob(pattern)}
+    return sorted(path for path in found if path.suffix == ".py")
+
+
+def notebook_pages(config) -> dict[str, tuple[str, dict]]:
+    """The notebook pages that mkdocs-jupyter executes, each with the arguments it gives
+    ``convert.nb2html`` (its settings of the same names)."""
+    plugin = config.plugins.get("mkdocs-jupyter")
+    if plugin is None or not plugin.config["execute"]:
+        return {}
+    from mkdocs_jupyter import convert
+
+    parameters = inspect.signature(inspect.unwrap(convert.nb2html)).parameters
+    kwargs = {name: plugin.config[name] for name in parameters if name in plugin.config}
+    return {path.relative_to(config.docs_dir).as_posix(): (str(path), kwargs) for path in notebook_scripts(config)}
+
+
+def jobs_of(snippets: dict[str, list[Snippet]], markdown: dict[str, str]) -> dict[str, list[Snippet]]:
+    """A worker's job per page of ``snippets``: its own, then those of each page that
+    ``runs_with`` it (when that page is run too)."""
+    jobs = {page: list(found) for page, found in snippets.items() if runs_with(markdown[page]) not in snippets}
+    for page, found in snippets.items():
+        if page not in jobs:
+            jobs[runs_with(markdown[page])] += found
+    return jobs
+
+
+def plan(config, pages: list[str] | None = None) -> Plan:
+    """The plan for the pages of ``config`` (``pages``: those alone), its keys read now."""
+    docs, bases = Path(config.docs_dir), snippet_bases(config)
+    names = pages or sorted(path.relative_to(docs).as_posix() for path in docs.rglob("*.md"))
+    markdown = {name: (docs / name).read_text(encoding="utf-8") for name in names if name.endswith(".md")}
+    snippets = {name: found for name, text in markdown.items() if (found := snippets_of(text, name, bases))}
+    jobs = jobs_of(snippets, markdown)
+    notebooks = {page: args for page, args in notebook_pages(config).items() if pages is None or page in pages}
+    return Plan(jobs, notebooks, code(), device(), store())
+
+
+# ---- one snippet's run ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SnippetFailure:
+    snippet: str  # the file, as the fence's title names it
+    line: int | None  # the snippet's line that was running
+    error: str  # "ZeroDivisionError: division by zero"
+    traceback: str
+
+    @classmethod
+    def from_exception(cls, error: BaseException, filename: str) -> SnippetFailure:
+        """``error`` raised by code compiled as ``filename`` (the executor's own frame dropped)."""
+        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
+        if isinstance(error, SyntaxError) and error.filename == filename:
+            lines.append(error.lineno)
+        tb = error.__traceback__.tb_next if error.__traceback__ else None
+        text = "".join(traceback.format_exception(type(error), error, tb)).rstrip()
+        return cls(filename, lines[-1] if lines else None,
+                   traceback.format_exception_only(type(error), error)[-1].strip(), text)
+
+    @property
+    def where(self) -> str:
+        """``snippets/<page>/<name>.py, line N`` (the file alone where no line is known)."""
+        return f"{self.snippet}, line {self.line}" if self.line else self.snippet
+
+    def message(self, page: str) -> str:
+        return f"snippet failed: {self.where} (page docs/{page}): {self.error}\n{self.traceback}"
+
+
+class SnippetError(Exception):
+    """A snippet raised. Its message starts with the snippet's file and line, so the last
+    line of a traceback (under pytest, the line that names the failure) says where:
+    ``SnippetError: snippets/<page>/<name>.py, line 4: ZeroDivisionError: division by zero``."""
+
+    def __init__(self, failure: SnippetFailure):
+        super().__init__(f"{failure.where}: {failure.error}")
+        self.failure = failure
+
+
+def _frames(error: BaseException, filename: str) -> types.TracebackType | None:
+    """``error``'s traceback below the executor's frame, cut after the last frame that runs
+    code compiled as ``filename``, so that it ends on the snippet's line (what pytest prints
+    last). None when no frame ran the snippet (a syntax error)."""
+    frames, tb = [], error.__traceback__.tb_next if error.__traceback__ else None
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    ours = [index for index, tb in enumerate(frames) if tb.tb_frame.f_code.co_filename == filename]
+    cut = None
+    for tb in reversed(frames[: ours[-1] + 1] if ours else []):
+        cut = types.TracebackType(cut, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    return cut
+
+
+def execute(code: str, filename: str, namespace: dict | None = None) -> str:
+    """Run one snippet in a fresh module named after ``filename``; return what it printed.
+
+    Only ``print`` is captured, as markdown-exec does; the code is compiled under the file's
+    name, so a traceback names the snippet's file and line. Raises :class:`SnippetError`.
+    ``namespace``, when given, receives the module's globals."""
+    chunks: list[str] = []
+
+    def captured_print(*texts, end: str = "\n", **_) -> None:
+        chunks.append(" ".join(str(text) for text in texts) + end)
+
+    name = "snippet_" + "".join(c if c.isalnum() else "_" for c in filename)
+    module = types.ModuleType(name)  # dataclasses look their class's module up in sys.modules
+    module.__dict__["print"] = captured_print
+    sys.modules[name] = module
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)  # traceback lines
+    try:
+        exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - running snippets is the job
+    except Exception as error:  # noqa: BLE001 - any failure of the snippet is reported
+        raise SnippetError(SnippetFailure.from_exception(error, filename)).with_traceback(
+            _frames(error, filename)) from error
+    finally:
+        del sys.modules[name]
+        linecache.cache.pop(filename, None)
+        if namespace is not None:
+            namespace.update(module.__dict__)
+    return "".join(chunks)
+
+
+def _style() -> dict:
+    import matplotlib
+
+    return {k: v for k, v in matplotlib.rcParams.items() if not k.startswith("backend")}
+
+
+def _data(namespace: dict) -> dict:
+    """A snippet's namespace less its imports: what cloudpickle can write (the classes and
+    functions a snippet defines, by value: their module is gone once the snippet has run)."""
+    import cloudpickle
+
+    kept = {}
+    for name, value in namespace.items():
+        if name.startswith("__") or name == "print" or isinstance(value, types.ModuleType):
+            continue
+        try:
+            cloudpickle.dumps(value)
+        except Exception:  # noqa: BLE001 - what does not pickle stays behind (a reader asking for it fails)
+            continue
+        kept[name] = value
+    return kept
+
+
+def run(snippet: Snippet) -> tuple[dict, bytes]:
+    """One snippet's record (what it printed, its failure, the global state it left behind:
+    changed rcParams, open pyplot figures; its seconds and run context) and its pickled data."""
+    import cloudpickle
+    import matplotlib.pyplot as plt
+
+    namespace: dict = {}
+    before, start = _style(), time.perf_counter()
+    try:
+        output, failure = execute(snippet.source, snippet.file, namespace), None
+    except SnippetError as error:
+        output, failure = "", error.failure
+    seconds = round(time.perf_counter() - start, 3)
+    leaks = (["changed rcParams"] if _style() != before else []) + (
+        ["left pyplot figures open"] if plt.get_fignums() else [])
+    record = {"snippet": snippet.file, "page": snippet.page, "output": output, "leaks": leaks, "seconds": seconds,
+              "failure": asdict(failure) if failure else None, "device": device(),
+              "torch": version("torch"), "profile": env.profile()}
+    return record, cloudpickle.dumps(_data(namespace))
+
+
+# ---- the workers ------------------------------------------------------------------------
+
+
+class CodeChanged(RuntimeError):
+    """The library or build code changed on disk after the keys were computed."""
+
+
+def _unchanged(expected: str) -> None:
+    if code() != expected:
+        raise CodeChanged(f"{env.LIBRARY} or {BUILD} changed while the snippets ran: nothing of that run is "
+                          "stored; run again")
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.part")
+    partial.write_bytes(data)
+    partial.replace(path)
+
+
+def _page_job(snippets: list[tuple[Snippet, Path]], expected: str) -> float:
+    """A worker's job: each snippet of one page whose record is missing, in order (they
+    share what the library memoises per process), each record written as it is done."""
+    seconds = 0.0
+    for snippet, path in snippets:
+        if path.exists():  # another process has run it meanwhile
+            continue
+        _unchanged(expected)
+        record, data = run(snippet)
+        _unchanged(expected)
+        _write(path.with_suffix(".pickle"), data)
+        _write(path, json.dumps(record).encode())
+        seconds += record["seconds"]
+    return seconds
+
+
+def _notebook_job(notebook: str, kwargs: dict, path: Path, expected: str) -> float:
+    """A worker's job: mkdocs-jupyter's own conversion of a notebook page, executed. Its
+    kernel talks over local IPC sockets (``sitebuild/jupyter/``'s nbconvert configuration),
+    not TCP on 127.0.0.1, so it does not warn of TCP without encryption on every build."""
+    from mkdocs_jupyter import convert
+
+    env.prepend_path("JUPYTER_CONFIG_PATH", str(BUILD / "jupyter"))
+    _unchanged(expected)
+    start = time.perf_counter()
+    html = inspect.unwrap(convert.nb2html)(notebook, **kwargs)
+    seconds = round(time.perf_counter() - start, 3)
+    _unchanged(expected)
+    _write(path, json.dumps({"html": html, "seconds": seconds, "device": device(),
+                             "torch": version("torch"), "profile": env.profile()}).encode())
+    return seconds
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process (SIGKILL) as soon as its parent, ``parent`` (its
+    pid before the fork), ends: Linux's ``PR_SET_PDEATHSIG``, a no-op elsewhere. The test
+    session starts every process with it (``tests/harness.py``)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux
+        return
+    if os.getppid() != parent:  # it ended before this process could ask
+        os._exit(1)
+
+
+def die_with(owner: int) -> None:
+    """End this process as soon as the process ``owner`` ends (a worker's owner started the
+    pool; its parent is the forkserver): a thread waits on the owner's pidfd (Linux 5.3 or
+    later; elsewhere this does nothing)."""
+    try:
+        pidfd = os.pidfd_open(owner)
+    except ProcessLookupError:  # it has ended already
+        os._exit(1)
+    except (AttributeError, OSError):
+        return
+
+    def wait() -> None:
+        select.select([pidfd], [], [])
+        os._exit(1)
+
+    threading.Thread(target=wait, name=f"ends with {owner}", daemon=True).start()
+
+
+def _enter(environment: dict[str, str], owner: int) -> None:
+    """A worker's first act: end with the process that started it, and take its environment."""
+    die_with(owner)
+    env.replace(environment)
+
+
+def preload(sources: list[str]) -> list[str]:
+    """What the forkserver imports: :data:`PRELOAD`, unless no snippet imports any of it or
+    the library (a test's throwaway site: its workers start without a second of imports);
+    and ``json``, for a list that is never empty hands the forkserver this process's
+    ``sys.path``, on which the workers find this package."""
+    imported = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.partition(".")[0])
+    return ["json", *PRELOAD] if imported & {"sdpa", *PRELOAD} else ["json"]
+
+
+def workers() -> int:
+    """``SDPA_JOBS``, or the number of CPU cores this process may run on."""
+    try:
+        return env.jobs() or len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _seconds(folder: Path) -> dict[str, float]:
+    """The seconds each page took when it last ran into the store (it orders the work)."""
+    try:
+        return json.loads((folder / "seconds.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+class Run:
+    """What the store lacks of a plan, running in worker processes, the slowest pages first
+    (by the seconds they took last time; pages never timed first), with a line as it starts
+    and as each page is done: the build renders the pages meanwhile, each fence waiting
+    for its own record (:meth:`wait`)."""
+
+    def __init__(self, plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print):
+        stale = {page: [(snippet, path) for snippet in snippets if not (path := plan.record(snippet)).exists()]
+                 for page, snippets in plan.jobs.items()}
+        stale = {page: todo for page, todo in stale.items() if todo}
+        notebooks = {page: path for page in plan.notebooks if not (path := plan.notebook(page)).exists()}
+        self.folder, self.pending, self.pool = plan.folder, {}, None
+        if not stale and not notebooks:
+            return
+        self.seconds = _seconds(plan.folder)
+        order = sorted([*stale, *notebooks], key=lambda page: (page in self.seconds, -self.seconds.get(page, 0)))
+        size = max(1, min(jobs or workers(), len(order)))
+        say(f"Executing {sum(map(len, stale.values()))} snippet(s) of {len(stale)} page(s)"
+            + (f" and {len(notebooks)} notebook(s)" if notebooks else "")
+            + f" in {size} worker(s), into {plan.folder} ({len(plan.jobs) - len(stale)} page(s) there already)")
+        context = multiprocessing.get_context("forkserver")
+        if str(REPO) not in sys.path:  # workers import this package by name
+            sys.path.append(str(REPO))
+        context.set_forkserver_preload(preload([s.source for todo in stale.values() for s, _ in todo]))
+        environment = env.environment({env.STORE: str(plan.folder)})
+        self.pool = ProcessPoolExecutor(size, mp_context=context, initializer=_enter,
+                                        initargs=(environment, os.getpid()))
+        futures = {}
+        for page in order:
+            if page in notebooks:
+                futures[page] = self.pool.submit(_notebook_job, *plan.notebooks[page], notebooks[page], plan.code)
+                self.pending[notebooks[page]] = futures[page]
+            else:
+                futures[page] = self.pool.submit(_page_job, stale[page], plan.code)
+                self.pending.update({path: futures[page] for _, path in stale[page]})
+        what = {page: "the notebook" if page in notebooks else f"{len(stale[page])} snippet(s)" for page in order}
+        self.said = threading.Thread(target=self._say, args=(futures, what, say), daemon=True)
+        self.said.start()
+
+    def _say(self, futures: dict, what: dict[str, str], say: Callable[[str], None]) -> None:
+        start, pages = time.perf_counter(), {future: page for page, future in futures.items()}
+        for number, future in enumerate(as_completed(pages), start=1):
+            if future.exception() is None:
+                page = pages[future]
+                self.seconds[page] = seconds = round(future.result(), 3)
+                say(f"  docs/{page}: {what[page]} in {seconds:.1f} s ({number} of {len(pages)}, "
+                    f"{time.perf_counter() - start:.0f} s so far)")
+
+    def wait(self, path: Path) -> None:
+        """Until the record ``path`` is written, if this run writes it; raises what its
+        worker raised (:class:`CodeChanged`, a worker's death)."""
+        if path in self.pending:
+            self.pending[path].result()
+
+    def close(self, failed: bool = False) -> set[Path]:
+        """Wait for the workers to end (after a failure, stop them at once); return the
+        records this run wrote."""
+        if self.pool is not None:
+            if failed:
+                for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+                    process.terminate()
+            self.pool.shutdown(wait=True, cancel_futures=failed)
+            self.said.join()
+            self.pool = None
+            _write(self.folder / "seconds.json", json.dumps(dict(sorted(self.seconds.items())), indent=1).encode())
+        return set(self.pending)
+
+
+def run_plan(plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print) -> set[Path]:
+    """Run what the store lacks of ``plan`` (:class:`Run`) to its end; return the records
+    written. Raises what a worker raised, after stopping the others."""
+    run = Run(plan, jobs, say)
+    failed = True
+    try:
+        for future in set(run.pending.values()):
+            future.result()
+        failed = False
+    finally:
+        ran = run.close(failed)
+    return ran
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sitebuild.execute", description=__doc__.split("\n")[0])
+    parser.add_argument("pages", nargs="*", help="pages under docs/ (default: every page)")
+    parser.add_argument("--store", type=Path, help=f"the store's folder (default: {env.STORE}, else .cache/store)")
+    parser.add_argument("--jobs", type=int, help=f"worker processes (default: {env.JOBS}, else the CPU cores)")
+    parser.add_argument("-f", "--config-file", default=str(REPO / "mkdocs.yml"), help="the site's mkdocs.yml")
+    args = parser.parse_args(argv)
+    from mkdocs.config import load_config
+
+    if args.store:
+        env.export(**{env.STORE: str(args.store.resolve())})
+    config = load_config(args.config_file)
+    try:
+        run_plan(plan(config, args.pages or None), args.jobs, say=lambda line: print(line, flush=True))
+    except CodeChanged as error:
+        print(error, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,7 +11,7 @@ and ``code/attention/#scores`` links to a function.
 :meth:`Library.uses_line` writes, under each executed snippet, a line that links every
 library name the snippet uses (``from sdpa.x import a``, or ``import sdpa`` and then
 ``sdpa.f``) to its part there, and the training loop that ran it: a module names its loops
-in ``__loops__ = ("train_members",)``, and a snippet whose names reach one of them through
+in ``__loops__ = ("train",)``, and a snippet whose names reach one of them through
 the library's code (a function that calls one that calls the loop) links it too
 (:meth:`Library.loops`). MkDocs checks each of those links and anchors.
 """
@@ -19,7 +19,6 @@ the library's code (a function that calls one that calls the loop) links it too
 from __future__ import annotations
 
 import ast
-import hashlib
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +29,7 @@ from sitebuild.fences import executed_fences
 
 PACKAGE = "sdpa"
 SECTION = "code/index.md"  # the nav entry whose section lists the modules
-LOOPS = "__loops__"  # a module's names of its training loops: __loops__ = ("train_members",)
-_USES_LINES: dict[tuple[str, str, str], str] = {}  # see Library.uses_line
+LOOPS = "__loops__"  # a module's names of its training loops: __loops__ = ("train",)
 
 
 @dataclass
@@ -150,9 +148,6 @@ class Library:
         base = next((base for base in bases if (base / PACKAGE / "__init__.py").is_file()), None)
         paths = sorted((base / PACKAGE).rglob("*.py")) if base else []
         self.modules = {module.name: module for module in (Module.read(base, path) for path in paths)}
-        #: What the links depend on: every module's file and text (see :meth:`uses_line`).
-        texts = [(path.as_posix(), path.read_bytes()) for path in paths]
-        self.digest = hashlib.sha256(repr(texts).encode()).hexdigest()
 
     def locate(self, module: str, name: str, depth: int = 0) -> tuple[Module, str] | None:
         """Where ``name``, as imported from ``module``, is defined: a module and the anchor
@@ -164,9 +159,7 @@ class Library:
             return None
         if name in found.anchors:
             return found, found.anchors[name]
-        if name in found.imported:
-            return self.locate(*found.imported[name], depth=depth + 1)
-        return None
+        return self.locate(*found.imported[name], depth=depth + 1) if name in found.imported else None
 
     def defined(self, module: str, name: str, depth: int = 0) -> tuple[Module, str] | None:
         """The module that defines ``name`` as imported from ``module``, and its name there."""
@@ -238,17 +231,7 @@ class Library:
                       key=lambda use: (use[1].name, order[use[1].name].get(use[2], -1), use[0]))
 
     def uses_line(self, source: str, page: str) -> str:
-        """A Markdown line linking the library names ``source`` uses, from page ``page``.
-
-        Remembered per process by the library's :attr:`digest`, the source and the page:
-        ``mkdocs serve`` reads the same library again on every rebuild, and an edit to
-        neither changes no line."""
-        key = (self.digest, source, page)
-        if key not in _USES_LINES:
-            _USES_LINES[key] = self._uses_line(source, page)
-        return _USES_LINES[key]
-
-    def _uses_line(self, source: str, page: str) -> str:
+        """A Markdown line linking the library names ``source`` uses, from page ``page``."""
         def link(label: str, module: Module, anchor: str) -> str:
             target = posixpath.relpath(module.page, posixpath.dirname(page) or ".")
             return f"[`{label}`]({target}" + (f"#{anchor})" if anchor else ")")

@@ -2,39 +2,31 @@
 
     python -m sitebuild.execute [--store DIR] [--jobs N] [PAGE.md ...]
 
-runs, in worker processes, every snippet of the pages named (default: every page) and the
-lab notebook whose result the store lacks, and prints a line as each page is done.
-``mkdocs build`` and ``mkdocs serve`` run the same step first (``on_pre_build``,
-``sitebuild/hooks.py``), then only read the store; the tests read it too
-(``tests/harness.py``). The store is a folder (``--store``, ``SDPA_STORE``; by default
-``.cache/store``) that holds, each under a key hashing everything it depends on,
+runs what the store lacks of the pages named (default: every page and the lab notebook)
+in worker processes, with a line as each page is done. ``mkdocs build`` and ``serve``
+start the same step first (``sitebuild/hooks.py``), then only read the store, as the
+tests do. The store (``--store``, ``SDPA_STORE``, else ``.cache/store``) holds, each under
+a key hashing everything it depends on, ``snippets/<key>.json`` (what a snippet printed,
+how it failed, the state it left behind, its seconds and context) with ``<key>.pickle``
+(its data, for the tests), ``notebooks/<key>.json`` (a notebook page, executed and
+converted by mkdocs-jupyter) and ``memo/`` (the engines' runs: ``sdpa.runtime.memo``).
 
-* ``snippets/<key>.json``: what a snippet printed, how it failed, the global state it
-  left behind, its seconds, device, torch version and profile; and ``snippets/<key>.pickle``,
-  its namespace less its imports (its ``result``, for the tests);
-* ``notebooks/<key>.json``: a notebook page as mkdocs-jupyter executed and converted it;
-* ``memo/<function>/<digest>.pt``: the engines' runs, ``sdpa.runtime.memo(share=True)``.
+A snippet's key hashes its file and source, the code that runs it (the library's files
+and :data:`KEYED`, the build's modules a worker imports) and the run's context (device,
+profile, threads, seed offset, versions: ``sdpa.env.run_context``); a notebook's, its
+converter's settings and versions too. The rendering, which changes nothing a run
+computes, comes after, in the MkDocs process.
 
-A snippet's key hashes its file's name and source, the code that runs it (every file of
-the library, ``snippets/sdpa``, and the modules of this package that a worker imports,
-:data:`KEYED`), and the run's context (device, profile, threads, seed offset and the
-versions that compute: ``sdpa.env.run_context``). A notebook's adds its converter's
-settings and versions. Nothing else reaches a run: the rendering, which may change freely,
-happens after, in the MkDocs process.
-
-The code a run used is the code its key names. Every run happens in a worker process
-started for this call, from a forkserver that has imported torch, numpy and matplotlib
-and nothing of the site; a worker checks that the files are still those the keys were
-computed from before each run and again before it writes (:func:`_unchanged`), so every
-module it imported in between is the keyed one. A file changed under a run fails that
-run, and nothing of it is stored. The engines' memo checks the library the same way.
-Workers end with the process that started them, however it ends (:func:`die_with`).
+A key names the code its run imported: each run happens in a worker started for this call
+(from a forkserver that imported torch, numpy and matplotlib and nothing of the site),
+which checks that the files are those the keys were read from before each run and again
+before it writes (:func:`_unchanged`): a file changed under a run fails it, and nothing of
+it is stored. Workers end with the process that started them, however it ends.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import ctypes
 import hashlib
 import importlib.util
@@ -59,18 +51,14 @@ from typing import Callable
 
 from sdpa import env
 from sitebuild import LIBRARY_ROOT
-from sitebuild.fences import executed_fences
 
 REPO = LIBRARY_ROOT.parent
 BUILD = Path(__file__).resolve().parent
-#: The build's modules that a worker imports (the test suite checks that it imports no
-#: other): with the library, the code a snippet's key names.
-KEYED = (BUILD / "__init__.py", BUILD / "execute.py", BUILD / "fences.py")
+#: The build's modules a worker imports (a test checks it imports no other).
+KEYED = (BUILD / "__init__.py", BUILD / "execute.py")
 FORMAT = "1"  # what a record holds; a new format makes new keys
 #: The packages that execute a notebook and write its page (their versions are in its key).
 CONVERTING = ("mkdocs-jupyter", "nbconvert", "nbclient", "ipykernel", "jupytext")
-#: Imported once by the forkserver, so that each worker starts without paying for them.
-PRELOAD = ["numpy", "torch", "matplotlib"]
 
 
 def store() -> Path:
@@ -87,22 +75,17 @@ def device() -> str:
     """The device the snippets run on, as ``sdpa.runtime.device()`` names it: ``SDPA_DEVICE``,
     else ``cpu`` for a torch built without CUDA or ROCm (read from ``torch/version.py``, so
     that the MkDocs process needs no torch), else torch's answer."""
-    if env.wanted_device():
-        return env.wanted_device()
     spec = importlib.util.find_spec("torch")
     built = Path(spec.origin).with_name("version.py").read_text() if spec and spec.origin else ""
-    if not re.search(r"^(cuda|hip)\b[^=\n]*=\s*['\"]", built, re.M):
-        return "cpu"
+    if env.wanted_device() or not re.search(r"^(cuda|hip)\b[^=\n]*=\s*['\"]", built, re.M):
+        return env.wanted_device() or "cpu"
     from sdpa.runtime import device as runtime_device
 
     return str(runtime_device())
 
 
 def _digest(*parts: str) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode() + b"\0")
-    return digest.hexdigest()
+    return hashlib.sha256(b"\0".join(part.encode() for part in (FORMAT, *parts))).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -112,82 +95,48 @@ class Snippet:
     source: str
 
     def key(self, code: str, device: str) -> str:
-        return _digest(FORMAT, self.file, self.source, code, repr(env.run_context(device)))
+        return _digest(self.file, self.source, code, repr(env.run_context(device)))
+
+
+@dataclass
+class Plan:
+    """What a build (or a call) runs: a worker's job per page, the notebooks, and the keys."""
+
+    jobs: dict[str, list[Snippet]]  # page -> its snippets, then those of the pages it hosts
+    notebooks: dict[str, tuple[str, dict]]  # notebook page -> (its path, mkdocs-jupyter's arguments)
+    code: str
+    device: str
+    folder: Path
+
+    def record(self, snippet: Snippet) -> Path:
+        return self.folder / "snippets" / f"{snippet.key(self.code, self.device)}.json"
+
+    def notebook(self, path: str, kwargs: dict) -> Path:
+        key = _digest(Path(path).read_text(encoding="utf-8"), self.code, repr(env.run_context(self.device)),
+                      repr(sorted(kwargs.items())), repr([version(package) for package in CONVERTING]))
+        return self.folder / "notebooks" / f"{key}.json"
 
 
 def snippets_of(markdown: str, page: str, bases: list[Path]) -> list[Snippet]:
-    """The snippets a page's executed fences run, in order: each fence that includes one
-    file and names it (any other fence fails its page: ``sitebuild/fences.py``)."""
+    """The snippets a page's executed fences run, in order (a fence that does not include
+    one file and name it fails its page: ``sitebuild/fences.py``)."""
+    from sitebuild.fences import executed_fences  # here, not in the workers: it is not in their key
+
     found = []
     for fence in executed_fences(markdown):
-        if len(fence.includes) == 1 and len(fence.titles) == 1:
-            include = fence.includes[0][1]
-            path = next((base / include for base in bases if (base / include).is_file()), None)
-            if path is not None:
-                found.append(Snippet(page, fence.titles[0], path.read_text(encoding="utf-8")))
+        paths = [base / fence.includes[0][1] for base in bases] if len(fence.includes) == 1 else []
+        path = next((path for path in paths if path.is_file()), None)
+        if path is not None and len(fence.titles) == 1:
+            found.append(Snippet(page, fence.titles[0], path.read_text(encoding="utf-8")))
     return found
-
-
-RUNS_WITH = re.compile(r"\A---\n(?:.*\n)*?runs_with:\s*(\S+)\s*\n(?:.*\n)*?---\n")
 
 
 def runs_with(markdown: str) -> str | None:
     """The page named by a page's front matter ``runs_with: other.md``: that page's worker
     runs this page's snippets too, after its own, so that both share the studies the
     library memoises per process (a page split off another that reads the same runs)."""
-    found = RUNS_WITH.match(markdown)
+    found = re.match(r"\A---\n(?:.*\n)*?runs_with:\s*(\S+)\s*\n(?:.*\n)*?---\n", markdown)
     return found.group(1) if found else None
-
-
-@dataclass
-class Plan:
-    """What one build (or one call) runs: a worker's job per page, the notebooks, the keys."""
-
-    jobs: dict[str, list[Snippet]]  # host page -> its snippets, then those of the pages it hosts
-    notebooks: dict[str, tuple[str, dict]]  # notebook page -> (its path, mkdocs-jupyter's arguments)
-    code: str
-    device: str
-    folder: Path
-
-    def key(self, snippet: Snippet) -> str:
-        return snippet.key(self.code, self.device)
-
-    def notebook_key(self, path: str, kwargs: dict) -> str:
-        return _digest(FORMAT, Path(path).read_text(encoding="utf-8"), self.code, repr(env.run_context(self.device)),
-                       repr(sorted(kwargs.items())), repr([version(package) for package in CONVERTING]))
-
-    def record(self, snippet: Snippet) -> Path:
-        return self.folder / "snippets" / f"{self.key(snippet)}.json"
-
-    def notebook(self, page: str) -> Path:
-        return self.folder / "notebooks" / f"{self.notebook_key(*self.notebooks[page])}.json"
-
-
-def snippet_bases(config) -> list[Path]:
-    """The folders pymdownx.snippets reads includes from (``snippets/``)."""
-    bases = config.mdx_configs.get("pymdownx.snippets", {}).get("base_path", ["snippets"])
-    return [Path(base).resolve() for base in ([bases] if isinstance(bases, str) else bases)]
-
-
-def notebook_scripts(config) -> list[Path]:
-    """The notebook pages written as Jupytext scripts (``docs/lab.py``)."""
-    plugin = config.plugins.get("mkdocs-jupyter")
-    patterns = plugin.config["include"] if plugin is not None else []
-    found = {path for pattern in patterns for path in Path(config.docs_dir).glob(pattern)}
-    return sorted(path for path in found if path.suffix == ".py")
-
-
-def notebook_pages(config) -> dict[str, tuple[str, dict]]:
-    """The notebook pages that mkdocs-jupyter executes, each with the arguments it gives
-    ``convert.nb2html`` (its settings of the same names)."""
-    plugin = config.plugins.get("mkdocs-jupyter")
-    if plugin is None or not plugin.config["execute"]:
-        return {}
-    from mkdocs_jupyter import convert
-
-    parameters = inspect.signature(inspect.unwrap(convert.nb2html)).parameters
-    kwargs = {name: plugin.config[name] for name in parameters if name in plugin.config}
-    return {path.relative_to(config.docs_dir).as_posix(): (str(path), kwargs) for path in notebook_scripts(config)}
 
 
 def jobs_of(snippets: dict[str, list[Snippet]], markdown: dict[str, str]) -> dict[str, list[Snippet]]:
@@ -200,15 +149,36 @@ def jobs_of(snippets: dict[str, list[Snippet]], markdown: dict[str, str]) -> dic
     return jobs
 
 
+def snippet_bases(config) -> list[Path]:
+    """The folders pymdownx.snippets reads includes from (``snippets/``)."""
+    bases = config.mdx_configs.get("pymdownx.snippets", {}).get("base_path", ["snippets"])
+    return [Path(base).resolve() for base in ([bases] if isinstance(bases, str) else bases)]
+
+
+def notebooks(config) -> dict[str, tuple[str, dict]]:
+    """The notebook pages written as Jupytext scripts (``docs/lab.py``), each with the
+    arguments mkdocs-jupyter gives ``convert.nb2html`` (its settings of the same names)."""
+    plugin = config.plugins.get("mkdocs-jupyter")
+    if plugin is None:
+        return {}
+    from mkdocs_jupyter import convert
+
+    kwargs = {name: plugin.config[name] for name in inspect.signature(inspect.unwrap(convert.nb2html)).parameters
+              if name in plugin.config}
+    found = {path for pattern in plugin.config["include"] for path in Path(config.docs_dir).glob(pattern)}
+    return {path.relative_to(config.docs_dir).as_posix(): (str(path), kwargs)
+            for path in sorted(found) if path.suffix == ".py"}
+
+
 def plan(config, pages: list[str] | None = None) -> Plan:
     """The plan for the pages of ``config`` (``pages``: those alone), its keys read now."""
     docs, bases = Path(config.docs_dir), snippet_bases(config)
     names = pages or sorted(path.relative_to(docs).as_posix() for path in docs.rglob("*.md"))
     markdown = {name: (docs / name).read_text(encoding="utf-8") for name in names if name.endswith(".md")}
     snippets = {name: found for name, text in markdown.items() if (found := snippets_of(text, name, bases))}
-    jobs = jobs_of(snippets, markdown)
-    notebooks = {page: args for page, args in notebook_pages(config).items() if pages is None or page in pages}
-    return Plan(jobs, notebooks, code(), device(), store())
+    books = {page: args for page, args in notebooks(config).items()
+             if args[1].get("execute") and (not pages or page in pages)}
+    return Plan(jobs_of(snippets, markdown), books, code(), device(), store())
 
 
 # ---- one snippet's run ----------------------------------------------------------------
@@ -220,17 +190,6 @@ class SnippetFailure:
     line: int | None  # the snippet's line that was running
     error: str  # "ZeroDivisionError: division by zero"
     traceback: str
-
-    @classmethod
-    def from_exception(cls, error: BaseException, filename: str) -> SnippetFailure:
-        """``error`` raised by code compiled as ``filename`` (the executor's own frame dropped)."""
-        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
-        if isinstance(error, SyntaxError) and error.filename == filename:
-            lines.append(error.lineno)
-        tb = error.__traceback__.tb_next if error.__traceback__ else None
-        text = "".join(traceback.format_exception(type(error), error, tb)).rstrip()
-        return cls(filename, lines[-1] if lines else None,
-                   traceback.format_exception_only(type(error), error)[-1].strip(), text)
 
     @property
     def where(self) -> str:
@@ -251,19 +210,24 @@ class SnippetError(Exception):
         self.failure = failure
 
 
-def _frames(error: BaseException, filename: str) -> types.TracebackType | None:
-    """``error``'s traceback below the executor's frame, cut after the last frame that runs
-    code compiled as ``filename``, so that it ends on the snippet's line (what pytest prints
-    last). None when no frame ran the snippet (a syntax error)."""
-    frames, tb = [], error.__traceback__.tb_next if error.__traceback__ else None
+def _failed(error: BaseException, filename: str) -> SnippetError:
+    """``error``, raised by code compiled as ``filename``, as a :class:`SnippetError` whose
+    traceback ends on the snippet's last line that ran (what pytest prints last)."""
+    frames, tb = [], error.__traceback__.tb_next if error.__traceback__ else None  # the executor's frame dropped
     while tb is not None:
         frames.append(tb)
         tb = tb.tb_next
-    ours = [index for index, tb in enumerate(frames) if tb.tb_frame.f_code.co_filename == filename]
+    ours = [i for i, tb in enumerate(frames) if tb.tb_frame.f_code.co_filename == filename]
+    lines = [frames[i].tb_lineno for i in ours]
+    if isinstance(error, SyntaxError) and error.filename == filename:
+        lines.append(error.lineno)
     cut = None
     for tb in reversed(frames[: ours[-1] + 1] if ours else []):
         cut = types.TracebackType(cut, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
-    return cut
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__.tb_next)).rstrip()
+    failure = SnippetFailure(filename, lines[-1] if lines else None,
+                             traceback.format_exception_only(type(error), error)[-1].strip(), text)
+    return SnippetError(failure).with_traceback(cut)
 
 
 def execute(code: str, filename: str, namespace: dict | None = None) -> str:
@@ -285,8 +249,7 @@ def execute(code: str, filename: str, namespace: dict | None = None) -> str:
     try:
         exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - running snippets is the job
     except Exception as error:  # noqa: BLE001 - any failure of the snippet is reported
-        raise SnippetError(SnippetFailure.from_exception(error, filename)).with_traceback(
-            _frames(error, filename)) from error
+        raise _failed(error, filename) from error
     finally:
         del sys.modules[name]
         linecache.cache.pop(filename, None)
@@ -301,26 +264,11 @@ def _style() -> dict:
     return {k: v for k, v in matplotlib.rcParams.items() if not k.startswith("backend")}
 
 
-def _data(namespace: dict) -> dict:
-    """A snippet's namespace less its imports: what cloudpickle can write (the classes and
-    functions a snippet defines, by value: their module is gone once the snippet has run)."""
-    import cloudpickle
-
-    kept = {}
-    for name, value in namespace.items():
-        if name.startswith("__") or name == "print" or isinstance(value, types.ModuleType):
-            continue
-        try:
-            cloudpickle.dumps(value)
-        except Exception:  # noqa: BLE001 - what does not pickle stays behind (a reader asking for it fails)
-            continue
-        kept[name] = value
-    return kept
-
-
 def run(snippet: Snippet) -> tuple[dict, bytes]:
     """One snippet's record (what it printed, its failure, the global state it left behind:
-    changed rcParams, open pyplot figures; its seconds and run context) and its pickled data."""
+    changed rcParams, open pyplot figures; its seconds and context) and its data pickled:
+    its namespace less its imports and what cloudpickle cannot write (the classes and
+    functions it defines, by value: their module is gone once the snippet has run)."""
     import cloudpickle
     import matplotlib.pyplot as plt
 
@@ -331,12 +279,18 @@ def run(snippet: Snippet) -> tuple[dict, bytes]:
     except SnippetError as error:
         output, failure = "", error.failure
     seconds = round(time.perf_counter() - start, 3)
-    leaks = (["changed rcParams"] if _style() != before else []) + (
-        ["left pyplot figures open"] if plt.get_fignums() else [])
-    record = {"snippet": snippet.file, "page": snippet.page, "output": output, "leaks": leaks, "seconds": seconds,
-              "failure": asdict(failure) if failure else None, "device": device(),
-              "torch": version("torch"), "profile": env.profile()}
-    return record, cloudpickle.dumps(_data(namespace))
+    leaks = ["changed rcParams"] * (_style() != before) + ["left pyplot figures open"] * bool(plt.get_fignums())
+    data = {}
+    for name, value in namespace.items():
+        if not name.startswith("__") and name != "print" and not isinstance(value, types.ModuleType):
+            try:
+                cloudpickle.dumps(value)
+                data[name] = value
+            except Exception:  # noqa: BLE001, S112 - it stays behind (a reader asking for it fails, saying so)
+                continue
+    return ({"snippet": snippet.file, "page": snippet.page, "output": output, "leaks": leaks, "seconds": seconds,
+             "failure": asdict(failure) if failure else None, "device": device(), "torch": version("torch"),
+             "profile": env.profile()}, cloudpickle.dumps(data))
 
 
 # ---- the workers ------------------------------------------------------------------------
@@ -364,14 +318,13 @@ def _page_job(snippets: list[tuple[Snippet, Path]], expected: str) -> float:
     share what the library memoises per process), each record written as it is done."""
     seconds = 0.0
     for snippet, path in snippets:
-        if path.exists():  # another process has run it meanwhile
-            continue
-        _unchanged(expected)
-        record, data = run(snippet)
-        _unchanged(expected)
-        _write(path.with_suffix(".pickle"), data)
-        _write(path, json.dumps(record).encode())
-        seconds += record["seconds"]
+        if not path.exists():  # else another process has run it meanwhile
+            _unchanged(expected)
+            record, data = run(snippet)
+            _unchanged(expected)
+            _write(path.with_suffix(".pickle"), data)
+            _write(path, json.dumps(record).encode())
+            seconds += record["seconds"]
     return seconds
 
 
@@ -387,30 +340,28 @@ def _notebook_job(notebook: str, kwargs: dict, path: Path, expected: str) -> flo
     html = inspect.unwrap(convert.nb2html)(notebook, **kwargs)
     seconds = round(time.perf_counter() - start, 3)
     _unchanged(expected)
-    _write(path, json.dumps({"html": html, "seconds": seconds, "device": device(),
-                             "torch": version("torch"), "profile": env.profile()}).encode())
+    _write(path, json.dumps({"html": html, "seconds": seconds, "device": device(), "torch": version("torch"),
+                             "profile": env.profile()}).encode())
     return seconds
-
-
-PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def die_with_parent(parent: int) -> None:
     """Have the kernel kill this process (SIGKILL) as soon as its parent, ``parent`` (its
-    pid before the fork), ends: Linux's ``PR_SET_PDEATHSIG``, a no-op elsewhere. The test
-    session starts every process with it (``tests/harness.py``)."""
+    pid before the fork), ends: Linux's ``PR_SET_PDEATHSIG`` (1), a no-op elsewhere. The
+    test session starts every process with it (``tests/harness.py``)."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux
         return
     if os.getppid() != parent:  # it ended before this process could ask
         os._exit(1)
 
 
-def die_with(owner: int) -> None:
-    """End this process as soon as the process ``owner`` ends (a worker's owner started the
-    pool; its parent is the forkserver): a thread waits on the owner's pidfd (Linux 5.3 or
-    later; elsewhere this does nothing)."""
+def _enter(environment: dict[str, str], owner: int) -> None:
+    """A worker's first act: take the environment of ``owner``, the process that started it,
+    and end as soon as it ends (its parent is the forkserver): a thread waits on the
+    owner's pidfd (Linux 5.3 or later; elsewhere it does not end early)."""
+    env.replace(environment)
     try:
         pidfd = os.pidfd_open(owner)
     except ProcessLookupError:  # it has ended already
@@ -418,90 +369,60 @@ def die_with(owner: int) -> None:
     except (AttributeError, OSError):
         return
 
-    def wait() -> None:
+    def end() -> None:
         select.select([pidfd], [], [])
         os._exit(1)
 
-    threading.Thread(target=wait, name=f"ends with {owner}", daemon=True).start()
-
-
-def _enter(environment: dict[str, str], owner: int) -> None:
-    """A worker's first act: end with the process that started it, and take its environment."""
-    die_with(owner)
-    env.replace(environment)
+    threading.Thread(target=end, daemon=True).start()
 
 
 def preload(sources: list[str]) -> list[str]:
-    """What the forkserver imports: :data:`PRELOAD`, unless no snippet imports any of it or
-    the library (a test's throwaway site: its workers start without a second of imports);
-    and ``json``, for a list that is never empty hands the forkserver this process's
-    ``sys.path``, on which the workers find this package."""
-    imported = set()
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                imported |= {alias.name.partition(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                imported.add(node.module.partition(".")[0])
-    return ["json", *PRELOAD] if imported & {"sdpa", *PRELOAD} else ["json"]
-
-
-def workers() -> int:
-    """``SDPA_JOBS``, or the number of CPU cores this process may run on."""
-    try:
-        return env.jobs() or len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def _seconds(folder: Path) -> dict[str, float]:
-    """The seconds each page took when it last ran into the store (it orders the work)."""
-    try:
-        return json.loads((folder / "seconds.json").read_text())
-    except (OSError, ValueError):
-        return {}
+    """What the forkserver imports: torch, numpy and matplotlib if a snippet imports them or
+    the library, so that each worker starts without paying for them (a test's throwaway
+    site starts without a second of imports); and ``json``, for a list that is not empty
+    hands the forkserver this process's ``sys.path``, on which the workers find this package."""
+    heavy = re.compile(r"^\s*(?:import|from)\s+(?:sdpa|torch|numpy|matplotlib)\b", re.M)
+    return ["json", "numpy", "torch", "matplotlib"] if any(map(heavy.search, sources)) else ["json"]
 
 
 class Run:
-    """What the store lacks of a plan, running in worker processes, the slowest pages first
-    (by the seconds they took last time; pages never timed first), with a line as it starts
-    and as each page is done: the build renders the pages meanwhile, each fence waiting
-    for its own record (:meth:`wait`)."""
+    """What the store lacks of a plan, running in worker processes (``jobs``, else
+    ``SDPA_JOBS``, else one per core), the slowest pages first (by their seconds last time;
+    pages never timed first), with a line as it starts and as each page is done. A reader
+    of the store meanwhile waits for the record it needs (:meth:`wait`)."""
 
     def __init__(self, plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print):
         stale = {page: [(snippet, path) for snippet in snippets if not (path := plan.record(snippet)).exists()]
                  for page, snippets in plan.jobs.items()}
         stale = {page: todo for page, todo in stale.items() if todo}
-        notebooks = {page: path for page in plan.notebooks if not (path := plan.notebook(page)).exists()}
+        books = {page: path for page, args in plan.notebooks.items() if not (path := plan.notebook(*args)).exists()}
         self.folder, self.pending, self.pool = plan.folder, {}, None
-        if not stale and not notebooks:
+        if not stale and not books:
             return
-        self.seconds = _seconds(plan.folder)
-        order = sorted([*stale, *notebooks], key=lambda page: (page in self.seconds, -self.seconds.get(page, 0)))
-        size = max(1, min(jobs or workers(), len(order)))
+        try:
+            self.seconds = json.loads((plan.folder / "seconds.json").read_text())
+        except (OSError, ValueError):
+            self.seconds = {}
+        order = sorted([*stale, *books], key=lambda page: (page in self.seconds, -self.seconds.get(page, 0)))
+        size = max(1, min(jobs or env.jobs() or len(os.sched_getaffinity(0)), len(order)))
         say(f"Executing {sum(map(len, stale.values()))} snippet(s) of {len(stale)} page(s)"
-            + (f" and {len(notebooks)} notebook(s)" if notebooks else "")
+            + (f" and {len(books)} notebook(s)" if books else "")
             + f" in {size} worker(s), into {plan.folder} ({len(plan.jobs) - len(stale)} page(s) there already)")
         context = multiprocessing.get_context("forkserver")
         if str(REPO) not in sys.path:  # workers import this package by name
             sys.path.append(str(REPO))
         context.set_forkserver_preload(preload([s.source for todo in stale.values() for s, _ in todo]))
-        environment = env.environment({env.STORE: str(plan.folder)})
         self.pool = ProcessPoolExecutor(size, mp_context=context, initializer=_enter,
-                                        initargs=(environment, os.getpid()))
+                                        initargs=(env.environment({env.STORE: str(plan.folder)}), os.getpid()))
         futures = {}
         for page in order:
-            if page in notebooks:
-                futures[page] = self.pool.submit(_notebook_job, *plan.notebooks[page], notebooks[page], plan.code)
-                self.pending[notebooks[page]] = futures[page]
+            if page in books:
+                futures[page] = self.pool.submit(_notebook_job, *plan.notebooks[page], books[page], plan.code)
+                self.pending[books[page]] = futures[page]
             else:
                 futures[page] = self.pool.submit(_page_job, stale[page], plan.code)
                 self.pending.update({path: futures[page] for _, path in stale[page]})
-        what = {page: "the notebook" if page in notebooks else f"{len(stale[page])} snippet(s)" for page in order}
+        what = {page: "the notebook" if page in books else f"{len(stale[page])} snippet(s)" for page in order}
         self.said = threading.Thread(target=self._say, args=(futures, what, say), daemon=True)
         self.said.start()
 
@@ -510,8 +431,8 @@ class Run:
         for number, future in enumerate(as_completed(pages), start=1):
             if future.exception() is None:
                 page = pages[future]
-                self.seconds[page] = seconds = round(future.result(), 3)
-                say(f"  docs/{page}: {what[page]} in {seconds:.1f} s ({number} of {len(pages)}, "
+                self.seconds[page] = round(future.result(), 3)
+                say(f"  docs/{page}: {what[page]} in {future.result():.1f} s ({number} of {len(pages)}, "
                     f"{time.perf_counter() - start:.0f} s so far)")
 
     def wait(self, path: Path) -> None:
@@ -537,8 +458,7 @@ class Run:
 def run_plan(plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print) -> set[Path]:
     """Run what the store lacks of ``plan`` (:class:`Run`) to its end; return the records
     written. Raises what a worker raised, after stopping the others."""
-    run = Run(plan, jobs, say)
-    failed = True
+    run, failed = Run(plan, jobs, say), True
     try:
         for future in set(run.pending.values()):
             future.result()
@@ -559,9 +479,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.store:
         env.export(**{env.STORE: str(args.store.resolve())})
-    config = load_config(args.config_file)
     try:
-        run_plan(plan(config, args.pages or None), args.jobs, say=lambda line: print(line, flush=True))
+        run_plan(plan(load_config(args.config_file), args.pages or None), args.jobs, lambda x: print(x, flush=True))
     except CodeChanged as error:
         print(error, file=sys.stderr)
         return 1

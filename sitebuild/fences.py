@@ -6,11 +6,9 @@ A page runs a snippet with a markdown-exec fence that includes the file::
     --8<-- "<page>/<name>.py"
     ```
 
-The ``title`` puts the file's name on the Source tab and in every error about it. The
-:class:`FenceCheckExtension` (a Markdown preprocessor, so any engine that runs Markdown
-extensions can use it) fails the page, naming the line, when an include is missing or a
-title does not name the file the fence includes. The tests read pages with
-:func:`executed_fences` too.
+The ``title`` names the file on the Source tab and in every error about it. The
+:class:`FenceCheckExtension` (a Markdown preprocessor, for any engine) fails a page, naming
+the line, when an include is missing or a fence does not include and name one file.
 """
 
 from __future__ import annotations

@@ -1,27 +1,15 @@
 """Figures on the built pages: themed inline SVG, and each figure's SVG and CSV to download.
 
-A MkDocs hook (listed in ``mkdocs.yml``). A snippet prints an ``sdpa.Figure``: the SVG as
-matplotlib wrote it, the caption, and the plotted numbers as CSV in a
-``<script type="text/csv">`` data block (see ``snippets/sdpa/figures.py``). For every
-such figure on a page, this step
-
-* writes ``figures/<name>.svg`` (the figure as drawn, wide layout) and
-  ``figures/<name>.csv`` beside the page, byte for byte the same on every build;
-* replaces the data block by links to both, at the end of the caption;
-* writes ``d_k`` as ``dₖ`` in the caption and the text alternative (``sitebuild/readable.py``),
-  and in the caption of an explorable figure (``sdpa.explorable``);
-* makes the inline SVG follow the page: text, axes and ticks take the page's text colour
-  (``currentColor``), each palette colour becomes ``var(--sdpa-cN, colour)`` so that
-  ``docs/assets/site.css`` can give the light scheme darker shades, every id is prefixed
-  with the figure's name (several figures share a page), coordinates are kept to 0.1 pt,
-  and CSS sizes it.
-
-The figure's markup is named in ``sdpa.style``, which the library writes it from. Each SVG
-is edited as a tree of elements (``sitebuild/markup.py``), read once and written twice:
-as drawn for the download, and themed for the page.
-
-It works on the page's HTML alone, so cached or parallel snippet runs need nothing more.
-The drawings stand aside while the search plugin reads the page (``sitebuild/search.py``).
+A MkDocs hook. A snippet prints an ``sdpa.Figure``: matplotlib's SVG, the caption, and
+the plotted numbers as CSV in a ``<script type="text/csv">`` block (``sdpa/figures.py``).
+For each such figure on a page this step writes ``figures/<name>.svg`` (as drawn) and
+``figures/<name>.csv`` beside the page, byte for byte the same on every build; puts links
+to both at the end of the caption in place of the CSV; writes ``d_k`` as ``dₖ`` in the
+caption and the text alternative (``readable.py``); and makes the inline SVG follow the
+page: the ink becomes ``currentColor``, each palette colour ``var(--sdpa-cN, colour)``
+(``docs/assets/site.css`` shades them for the light scheme), ids take the figure's name
+as prefix, coordinates keep 0.1 pt, and CSS sizes it. The markup is named in
+``sdpa.style``; each SVG is edited as a tree (``markup.py``), read once, written twice.
 """
 
 from __future__ import annotations
@@ -51,36 +39,16 @@ def on_page_content(html: str, page, config, files) -> str:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER
     colours = _colours()
-    return markup.replace_spans(html, _figures(html),
-                                lambda start, end, name, body: _figure(name, body, html[start:end], folder, colours))
+    spans = [(m.start(), m.end(), m["name"], m["body"]) for m in FIGURE.finditer(html)]
+    return markup.replace_spans(html, spans, lambda start, end, name, body: _figure(name, body, html[start:end],
+                                                                                    folder, colours))
 
 
 def _colours() -> tuple[str, tuple[str, ...]]:
-    """The ink and the palette, as ``sdpa.style`` says now: under ``mkdocs serve`` an edit
-    of the module is imported again at the next rebuild, and its colours are the ones used."""
-    style = importlib.import_module("sdpa.style")
+    """The ink and the palette, as ``sdpa.style`` says now (read anew: ``mkdocs serve``
+    sees an edit of its colours, which the workers draw with)."""
+    style = importlib.reload(importlib.import_module("sdpa.style"))
     return style.INK, tuple(style.PALETTE)
-
-
-# What FIGURE.finditer finds on a page, found with str.find: the regex's lazy ``.*?``
-# steps through every character of a page's figures (hundreds of kilobytes).
-_FIGURE_OPEN = f'{_OPEN} id="{FIGURE_ID_PREFIX}'
-_NAME = re.compile(r'[a-z0-9-]+">')
-
-
-def _figures(html: str):
-    """(start, end, name, body) of each match of :data:`FIGURE` in ``html``, in order."""
-    start = html.find(_FIGURE_OPEN)
-    while start >= 0:
-        named = _NAME.match(html, start + len(_FIGURE_OPEN))
-        if named is None:
-            start = html.find(_FIGURE_OPEN, start + 1)
-            continue
-        end = html.find("</figure>", named.end())
-        if end < 0:  # no figure closes after this one opens, so none after it either
-            return
-        yield start, end + len("</figure>"), named[0][:-2], html[named.end():end]
-        start = html.find(_FIGURE_OPEN, end + len("</figure>"))
 
 
 def _figure(name: str, body: str, whole: str, folder: Path, colours: tuple) -> str:

@@ -1,22 +1,13 @@
 """The glossary: every term defined once, shown on hover and focus, listed on one page.
 
 The definitions live in ``includes/glossary.md`` as Markdown abbreviations
-(``*[logit]: A raw score ...``), which ``pymdownx.snippets`` appends to every page
-(``auto_append`` in mkdocs.yml); Python-Markdown's ``abbr`` extension then wraps each
-occurrence of a term in the page's text in ``<abbr title="...">``, and Material's
-``content.tooltips`` shows the definition. Code, math and raw HTML are left alone
-(``abbr`` skips them). This Markdown extension, registered by the hook below, adds:
-
-* **aliases and plurals**: a definition that is another term's name (``*[μP]: muP``)
-  borrows that term's definition, and a lower-case term also matches its plural
-  (``logits``, ``attention heads``);
-* **headings and links stay plain**: a term is not marked inside a heading (its anchor
-  and the table of contents keep their plain text) or inside a link;
-* (``docs/assets/site.js`` makes the first occurrence of each term on a page take
-  keyboard focus, which shows its tooltip too; the others show it on hover. One tab stop
-  per term, not one per occurrence: ``d_k`` alone occurs hundreds of times);
-* **the Glossary page**: a line ``<!-- glossary -->`` becomes the list of every term
-  and its definition, in the file's order.
+(``*[logit]: A raw score ...``), appended to every page by ``pymdownx.snippets``
+(``auto_append``); ``abbr`` wraps each occurrence in ``<abbr title="...">`` (not in code,
+math or raw HTML) and Material's ``content.tooltips`` shows it (``docs/assets/site.js``
+gives each term's first occurrence keyboard focus). This Markdown extension, registered by
+the hook below, adds aliases (``*[μP]: muP`` borrows muP's definition) and plurals of
+lower-case terms; keeps headings and links plain; and turns a line ``<!-- glossary -->``
+into the Glossary page's list of every term, in the file's order.
 """
 
 from __future__ import annotations

@@ -31,20 +31,18 @@ from sitebuild.markdown_exec_adapter import render, route_python_fences  # noqa:
 from sitebuild.math import MathMLExtension  # noqa: E402
 
 log = logging.getLogger("mkdocs.sitebuild")
+_SERVE_ERRORS = logging.getLogger("sitebuild.serve")
 
 
 class Build:
-    """One build's state: its plan (the keys), the page being rendered, failures, report."""
+    """One build's state: its plan (the keys) and run, the page being rendered, its report."""
 
     def __init__(self, config):
-        self.config = config
-        self.bases = execute.snippet_bases(config)
+        self.config, self.bases = config, execute.snippet_bases(config)
         self.plan: execute.Plan | None = None
         self.run: execute.Run | None = None  # what the store lacked, running in workers
         self.library: code_pages.Library | None = None  # None: no Code pages
-        self.page = ""
-        self.failures: list[SnippetFailure] = []
-        self.report = report.BuildReport()
+        self.page, self.failures, self.report = "", [], report.BuildReport()
         self.profiles: dict[str, str] = {}  # page -> the profile its snippets ran with
 
 
@@ -126,61 +124,34 @@ def _output(code: str, filename: str) -> str:
 def _notebook_page(path: str, kwargs: dict) -> str:
     """The notebook page's HTML, as a worker executed and converted it."""
     page = Path(path).relative_to(Path(_build.config.docs_dir).resolve()).as_posix()
-    record_path = _build.plan.folder / "notebooks" / f"{_build.plan.notebook_key(path, kwargs)}.json"
+    record_path = _build.plan.notebook(path, kwargs)
     record = _record(record_path, f"docs/{page}")
     _build.report.add_notebook(page, record, ran=record_path in _build.run.pending)
     return record["html"]
 
 
-def _serve_logger() -> logging.Logger:
-    """Outside the "mkdocs" logger that strict mode counts, so ``mkdocs serve`` keeps running."""
-    logger = logging.getLogger("sitebuild.serve")
-    if not logger.handlers:
-        logger.propagate = False
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("ERROR   -  %(message)s"))
-        logger.addHandler(handler)
-    return logger
-
-
 def on_page_content(html: str, page, config, files) -> str:
     # A page's snippets that failed fail the build (at every verbosity: ``-q`` included, which
-    # drops warnings before strict mode counts them, mkdocs issue 4126); serve shows them.
+    # drops warnings before strict mode counts them, mkdocs issue 4126); serve shows them,
+    # through a logger outside the "mkdocs" one that strict mode counts, and goes on.
     messages = [failure.message(_build.page) for failure in _build.failures]
     _build.failures.clear()
     if messages and _command != "serve":
         raise PluginError("\n\n".join(messages))
+    if messages and not _SERVE_ERRORS.handlers:
+        _SERVE_ERRORS.propagate = False
+        _SERVE_ERRORS.addHandler(logging.StreamHandler(sys.stderr))
+        _SERVE_ERRORS.handlers[0].setFormatter(logging.Formatter("ERROR   -  %(message)s"))
     for message in messages:
-        _serve_logger().error(message)
+        _SERVE_ERRORS.error(message)
     if page.file.src_uri in _build.profiles:  # say which size of experiments made the page
-        html = _with_profile(html, _build.profiles[page.file.src_uri], page, config, files)
+        html = report.with_profile(html, _build.profiles[page.file.src_uri], page, config, files)
     # MkDocs collects a page's ids before Markdown postprocessors add theirs (the numbered
     # equations of sitebuild/math.py): give it every id of the finished page, so that links
     # to them are checked, not reported as broken.
     if page.present_anchor_ids is not None:
         page.present_anchor_ids.update(markup.ids(html))
     return html
-
-
-#: ``extra: full_build_decides:`` in mkdocs.yml names the page (and anchor) that says what
-#: the full build decides; a quick-built page links there from its top.
-DECIDES = "full_build_decides"
-REPORT = "build-report.md"
-
-
-def _with_profile(html: str, profile: str, page, config, files) -> str:
-    """The page's HTML with its profile named (:func:`sitebuild.report.profile_note`): a
-    quick-built page's line goes under its title. A site without the pages it links (a
-    one-page preview) gets the line without the link."""
-    def url(target: str) -> str | None:
-        path, _, anchor = target.partition("#")
-        found = files.get_file_from_path(path)
-        return None if found is None else found.url_relative_to(page.file) + (f"#{anchor}" if anchor else "")
-
-    top, end = report.profile_note(profile, url(REPORT), url(config.extra.get(DECIDES, REPORT)))
-    title = html.find("</h1>")
-    at = 0 if title < 0 else title + len("</h1>")
-    return f"{html[:at]}\n{top}{html[at:].lstrip(chr(10))}{end}" if top else html + end
 
 
 def on_post_page(output: str, page, config) -> str:

@@ -1,18 +1,12 @@
 """The one module that relies on how markdown-exec works inside (pinned in requirements.txt).
 
-The rest of ``sitebuild`` uses markdown-exec's public means only: the fence options
-``title`` and ``id`` and the public ``markdown_exec.base_format``, which draws the Source
-and Result tabs around what a ``run`` function returns. What this module assumes, and
-``tests/test_markdown_exec_adapter.py`` checks against the pinned version:
-
-1. the ``markdown-exec`` plugin, in its ``on_config``, registers a pymdownx.superfences
-   custom fence per language, ``{"name": "python", "format": markdown_exec.formatter}``,
-   whose ``options`` (made by ``markdown_exec.validator``) are ``base_format``'s keywords,
-   the fence's other options (``title``) under ``"extra"``;
-2. ``base_format`` calls ``run(code, returncode=..., session=..., id=..., **extra)`` and
-   shows what ``run`` returns as the result, in the Source/Result tabs;
-3. the fence's ``id`` prefixes the HTML ids of its result (the tabs): two fences of a
-   page never repeat an id, and a cached result keeps its ids from build to build.
+What it assumes, checked against the pinned version by ``tests/test_markdown_exec_adapter.py``:
+(1) the plugin registers, in its ``on_config``, a pymdownx.superfences custom fence per
+language, ``{"name": "python", "format": markdown_exec.formatter}``, whose options (from
+``markdown_exec.validator``) are ``base_format``'s keywords, the fence's others (``title``)
+under ``"extra"``; (2) ``base_format`` calls ``run(code, returncode=..., session=...,
+id=..., **extra)`` and shows what it returns in Source/Result tabs; (3) the fence's ``id``
+prefixes the HTML ids of its tabs, so two fences of a page never repeat one.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from sdpa import env
-from sitebuild.execute import notebook_scripts
+from sitebuild.execute import notebooks
 
 CELL_ID = re.compile(r"cell-id=([0-9a-f]{8}(?:-[0-9a-f-]+)?)")
 
@@ -89,7 +89,7 @@ def write_downloads(config, bases: list[Path]) -> None:
     """Beside each notebook page written as a Jupytext script, put its :func:`download` as ``.ipynb``."""
     import jupytext
 
-    for path in notebook_scripts(config):
+    for path in (Path(path) for path, _ in notebooks(config).values()):
         target = Path(config.site_dir) / path.stem / f"{path.stem}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         jupytext.write(download(path, bases), target, fmt="ipynb")

@@ -1,13 +1,11 @@
 """Text that cannot hold math, written as a reader reads it: ``√d_k`` becomes ``√dₖ``.
 
 The browser tab, the table of contents, the navigation and a figure's text alternative
-show plain text, where a TeX-style ``d_k`` would show its underscore. :func:`readable`
-writes a one-letter subscript with its Unicode subscript letter where one exists
-(``d_k`` → ``dₖ``, ``d_v`` → ``dᵥ``); other names (``W_Q``, ``d_model``) stay as
-written. This Markdown extension, registered by the hook below, applies it to the text
-of every heading after the table of contents is made, so the heading, its entry in the
-table of contents and the page title read alike while the anchors stay as they were.
-``sitebuild/figures.py`` applies it to each figure's text alternative and caption.
+show plain text, where ``d_k`` would show its underscore. :func:`readable` writes a
+one-letter subscript with its Unicode letter where one exists (``d_k`` → ``dₖ``); other
+names (``W_Q``, ``d_model``) stay. This Markdown extension applies it to every heading
+after the table of contents is made (anchors stay as they were); ``figures.py`` applies it
+to captions and text alternatives.
 """
 
 from __future__ import annotations

@@ -100,6 +100,11 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
     return "\n".join(lines)
 
 
+#: ``extra: full_build_decides:`` in mkdocs.yml names the page (and anchor) that says what
+#: the full build decides; a quick-built page links there from its top.
+DECIDES, REPORT = "full_build_decides", "build-report.md"
+
+
 def profile_note(profile: str, report_url: str | None, decides_url: str | None) -> tuple[str, str]:
     """Where a page whose snippets ran names the profile that sized its experiments:
     ``(top, end)``, HTML for the page's top and for its end. A quick-built page says so at
@@ -108,10 +113,25 @@ def profile_note(profile: str, report_url: str | None, decides_url: str | None) 
     (``report_url``). A link whose page the site lacks (None) is left out."""
     if profile == "quick":
         decides = f' (<a href="{decides_url}">what the full build decides</a>)' if decides_url else ""
-        return (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong> (experiments '
-                f'sized for a CPU): a verdict marked <em>full profile</em> is decided by the full build, '
+        return (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong> (the experiments '
+                f'at their small size): a verdict marked <em>full profile</em> is decided by the full build, '
                 f'which the published site uses{decides}.</p>\n', "")
     report = f' (<a href="{report_url}">build report</a>)' if report_url else ""
     return "", (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the site '
                 f'was built, with the full profile, the experiment sizes the published site is built with'
                 f'{report}.</p>\n')
+
+
+def with_profile(html: str, profile: str, page, config, files) -> str:
+    """A page's HTML with its profile named (:func:`profile_note`): a quick-built page's
+    line goes under its title. A site without the pages it links (a one-page preview) gets
+    the line without the link."""
+    def url(target: str) -> str | None:
+        path, _, anchor = target.partition("#")
+        found = files.get_file_from_path(path)
+        return None if found is None else found.url_relative_to(page.file) + (f"#{anchor}" if anchor else "")
+
+    top, end = profile_note(profile, url(REPORT), url(config.extra.get(DECIDES, REPORT)))
+    title = html.find("</h1>")
+    at = 0 if title < 0 else title + len("</h1>")
+    return f"{html[:at]}\n{top}{html[at:].lstrip(chr(10))}{end}" if top else html + end

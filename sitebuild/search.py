@@ -1,21 +1,13 @@
 """What the search index leaves out: each figure's drawing and each snippet's source.
 
-A MkDocs hook (listed in ``mkdocs.yml`` after the hooks that make a page's HTML). Between
-``on_page_content`` and ``on_post_page``, Material's search plugin reads every page's HTML
-for its index. Two parts of a page hold nothing a reader searches the site for:
-
-* a figure's drawing: tens of thousands of tags of paths and tick marks, most of the
-  plugin's parsing time; the figure's caption and text alternative stay;
-* a snippet's source, in the tab behind its output: three fifths of the index's text were
-  code, which every page a reader opens loads and indexes again in a web worker (a third
-  of a second of CPU per page load). The file's name stays, so a search for it finds the
-  page; the library's own source stays searchable on the Code pages.
-
-Each stands aside while the page is indexed, a comment in its place, and is put back when
-the page is written: the page itself is byte for byte the same. The library's source on
-the Code pages stays in the index, but as plain text: its line numbers and the ``<span>``
-of each highlighted token (half of the tags the plugin parsed) stand aside too, the code's
-text in their place, so its entries are the same.
+A MkDocs hook, after those that make a page's HTML. Material's search plugin reads every
+page's HTML between ``on_page_content`` and ``on_post_page``. A figure's drawing (tens of
+thousands of tags, most of the plugin's parsing time) and a snippet's source behind its
+output (three fifths of the index's text, loaded and indexed again on every page a reader
+opens) hold nothing a reader searches for: each stands aside while the page is indexed,
+a comment in its place, and is put back when the page is written (the page is byte for
+byte the same). The file's name stays, and the library's source stays searchable on the
+Code pages, as plain text: its line numbers and token ``<span>`` tags stand aside too.
 """
 
 from __future__ import annotations

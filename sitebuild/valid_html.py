@@ -1,26 +1,18 @@
 """Valid HTML from the tools that write the pages (the Nu HTML checker finds no error).
 
-A MkDocs hook (listed in ``mkdocs.yml``) that fixes, where they are made, three things
-the checker rejects:
+A MkDocs hook that fixes three things the checker rejects where they are made:
 
-* **Raw HTML inside tabs and admonitions.** Python-Markdown recognises a raw HTML block
-  only at the start of a line; markdown-exec indents a snippet's output under its
-  "Result" tab, so a printed ``<figure>`` (or a table's ``<p class="sdpa-caption">``)
-  arrived wrapped in a paragraph: ``<p><figure>…</figure></p>``. :class:`HtmlBlocks`, a
-  Markdown extension, stores such a block whole, as Python-Markdown does at the top
-  level, so it comes out unwrapped. The hook adds it to the extensions (markdown-exec
-  converts its output with the same list).
-* **The notebook page.** mkdocs-jupyter inlines JupyterLab's 570 kB stylesheet as
-  ``<style>`` elements inside ``<article>`` (not allowed there, and the checker rejects
-  dozens of its rules), and a copy button of its own per cell. The hook drops both:
-  code cells become the theme's own code blocks (highlighting, copy button), and
-  ``docs/assets/site.css`` lays the cells out in a few rules.
-* **Material's templates.** Material writes ``autocomplete="off"`` on its two checkbox
-  toggles (drawer, search), an attribute that checkboxes may not carry: the hook drops
-  it, and ``docs/assets/site.js`` unchecks both when a page is shown, which is what the
-  attribute was for. A nav section's label gets an empty ``tabindex`` (dropped: the same
-  as none), and a page without a table of contents keeps the contents' label pointing at
-  a toggle it lacks (the label loses its ``for``).
+* **Raw HTML inside tabs and admonitions**: Python-Markdown recognises a raw HTML block
+  only at the start of a line, so a snippet's ``<figure>`` indented under its "Result"
+  tab arrived wrapped in ``<p>``. :class:`HtmlBlocks`, a Markdown extension, stores such
+  a block whole, as Python-Markdown does at the top level.
+* **The notebook page**: mkdocs-jupyter inlines JupyterLab's stylesheet as ``<style>``
+  inside ``<article>`` and a copy button per cell; both go (code cells become the theme's
+  own code blocks; ``docs/assets/site.css`` lays the cells out).
+* **Material's templates**: ``autocomplete="off"`` on two checkbox toggles (dropped;
+  ``docs/assets/site.js`` unchecks them when a page is shown), an empty ``tabindex`` on a
+  nav section's label (dropped), and a label pointing at a toggle a page lacks (its
+  ``for`` dropped).
 """
 
 from __future__ import annotations

@@ -368,7 +368,7 @@ def test_a_quick_built_page_says_so_under_its_title(built_site):
     that runs no snippet says nothing of profiles. A full-built page closes with its line."""
     from types import SimpleNamespace
 
-    from sitebuild import hooks, report
+    from sitebuild import report
 
     path, _, anchor = yaml.safe_load((REPO / "mkdocs.yml").read_text())["extra"]["full_build_decides"].partition("#")
     href = f"../{path.removesuffix('.md')}/" + (f"#{anchor}" if anchor else "")
@@ -379,6 +379,6 @@ def test_a_quick_built_page_says_so_under_its_title(built_site):
     top, end = report.profile_note("full", "../build-report/", "../build-report/")
     assert not top and "full profile" in end and 'href="../build-report/"' in end
     files = SimpleNamespace(get_file_from_path=lambda path: None)  # a one-page preview: no page to link
-    alone = hooks._with_profile("<h1>T</h1>\n<p>Text.</p>", "quick", SimpleNamespace(file=None),
+    alone = report.with_profile("<h1>T</h1>\n<p>Text.</p>", "quick", SimpleNamespace(file=None),
                                 SimpleNamespace(extra={}), files)
     assert alone.startswith('<h1>T</h1>\n<p class="sdpa-profile">') and "href" not in alone

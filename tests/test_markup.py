@@ -1,7 +1,7 @@
 """The build's fast paths over markup find what the plain ones found, and what it patches is there.
 
-``markup.ids`` and the figures' search use ``str.find`` where a regex would try every
-position of a page; the glossary hands ``abbr`` one block per definition. Each gives what
+``markup.ids`` uses ``str.find`` where a regex would try every position of a page; the
+glossary hands ``abbr`` one block per definition. Each gives what
 the plain way gives. The one third-party function the build replaces (mkdocs-jupyter's
 conversion, which the notebook page takes from the store) must still exist, taking what
 the replacement passes on.
@@ -57,20 +57,6 @@ def test_the_ids_of_a_page_are_the_regexs(html):
     from sitebuild.markup import ids
 
     assert ids(html) == re.findall(r'\bid="([^"]+)"', html)
-
-
-def test_the_figures_of_a_page_are_the_regexs():
-    """``figures._figures`` (str.find) finds what ``FIGURE.finditer`` found, on odd input too."""
-    import random
-
-    from sitebuild import figures
-
-    parts = [figures._FIGURE_OPEN, "abc", "-9", '">', "</figure>", "<figure>", " ", "x", "é", '"', "A"]
-    rnd = random.Random(0)
-    for _ in range(20000):
-        html = "".join(rnd.choice(parts) for _ in range(rnd.randrange(0, 12)))
-        assert list(figures._figures(html)) == [(m.start(), m.end(), m["name"], m["body"])
-                                                for m in figures.FIGURE.finditer(html)], html
 
 
 def test_the_conversion_the_notebook_page_takes_from_the_store_is_there():

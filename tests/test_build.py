@@ -138,6 +138,30 @@ def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build_and_to_o
     _same_files(parallel, again)
 
 
+def test_the_build_report_says_how_the_claims_were_swept_and_the_full_build_took_from_its_records(tmp_path):
+    from sitebuild import report
+
+    (tmp_path / "claims-sweeps.json").write_text(json.dumps({"quick": {
+        "offsets": list(range(20)), "tests": 80, "claims": 900, "failed": 0, "crashed": 0, "min_margin": 3.41,
+        "date": "2026-12-03"}}))
+    (tmp_path / "full-build.json").write_text(json.dumps({"build_s": 2593.0, "claims_s": 18.9, "cores": 2,
+                                                          "date": "2026-12-02"}))
+    text = report.records_markdown(tmp_path)
+    assert "80 claim tests swept at 20 seed offsets (0–19), 0 failing at some offset" in text
+    assert "3.4 standard deviations" in text and "full profile's claims: no sweep recorded yet" in text
+    assert "43.2 minutes (2,593 s) on 2 cores, and its claims, reading its store, 19 s more" in text
+
+
+def test_the_build_report_page_carries_the_records(built_site):
+    from html import unescape
+
+    from sitebuild import report
+
+    page = unescape(re.sub(r"<[^>]+>", "", page_html(built_site, "build-report.md")))
+    for line in report.records_markdown().splitlines():
+        assert line.removeprefix("- ") in page
+
+
 def test_the_site_publishes_no_tool_configuration(built_site):
     """docs/ruff.toml (the lint width of what readers see) stays out of the site."""
     assert not list(built_site.glob("*.toml"))

@@ -1,19 +1,13 @@
 """The site's *Code* section: one page per module of the library, from the real files.
 
-At every build :func:`add_pages` writes a page for each module of ``snippets/sdpa/``
-(found on disk, so a new module gets its page with no edit anywhere) and lists them
-under the ``Code`` entry of the nav. A page shows the whole file, in order, with its
-line numbers: each top-level function or class (and each run of public constants) is
-its own part under a heading named after it, included from the file by line range
-(``--8<-- "sdpa/attention.py:30:33"``), so the page cannot drift from the code that ran
-and ``code/attention/#scores`` links to a function.
-
-:meth:`Library.uses_line` writes, under each executed snippet, a line that links every
-library name the snippet uses (``from sdpa.x import a``, or ``import sdpa`` and then
-``sdpa.f``) to its part there, and the training loop that ran it: a module names its loops
-in ``__loops__ = ("train",)``, and a snippet whose names reach one of them through
-the library's code (a function that calls one that calls the loop) links it too
-(:meth:`Library.loops`). MkDocs checks each of those links and anchors.
+:func:`add_pages` writes a page for each module of ``snippets/sdpa/`` found on disk, listed
+under the nav's ``Code`` entry: the whole file with its line numbers, each top-level
+function or class (and each run of public constants) under its own heading, included by
+line range (``--8<-- "sdpa/attention.py:30:33"``), so ``code/attention/#scores`` links to
+the code that ran. Under each executed snippet, :meth:`Library.uses_line` links every
+library name it uses (``from sdpa.x import a``; ``import sdpa``, then ``sdpa.f``) and the
+training loop that ran it: a module names its loops (``__loops__ = ("train",)``), and a
+snippet whose names reach one through the library's calls links it (:meth:`Library.loops`).
 """
 
 from __future__ import annotations

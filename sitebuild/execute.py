@@ -1,33 +1,25 @@
 """Execute, then render: the site's snippets run here, into the one store the build and the tests read.
 
-    python -m sitebuild.execute [--store DIR] [--jobs N] [PAGE.md ...]
-
-runs what the store lacks of the pages named (default: every page and the lab notebook)
-in worker processes, with a line as each page is done. ``mkdocs build`` and ``serve``
-start the same step first (``sitebuild/hooks.py``), then only read the store, as the
-tests do. The store (``--store``, ``SDPA_STORE``, else ``.cache/store``) holds, each under
-a key hashing everything it depends on, ``snippets/<key>.json`` (what a snippet printed,
-how it failed, the state it left behind, its seconds and context) with ``<key>.pickle``
-(its data, for the tests), ``notebooks/<key>.json`` (a notebook page, executed and
-converted by mkdocs-jupyter) and ``memo/`` (the engines' runs: ``sdpa.runtime.memo``).
-
-A snippet's key hashes its file and source, the code that runs it (the library's files
-and :data:`KEYED`, the build's modules a worker imports) and the run's context (device,
-profile, threads, seed offset, versions: ``sdpa.env.run_context``); a notebook's, its
-converter's settings and versions too. The rendering, which changes nothing a run
-computes, comes after, in the MkDocs process.
-
-A key names the code its run imported: each run happens in a worker started for this call
-(from a forkserver that imported torch, numpy and matplotlib and nothing of the site),
-which checks that the files are those the keys were read from before each run and again
-before it writes (:func:`_unchanged`): a file changed under a run fails it, and nothing of
-it is stored. Workers end with the process that started them, however it ends.
+``python -m sitebuild.execute [--store DIR] [--jobs N] [PAGE.md ...]`` runs what the store
+(``SDPA_STORE``, else ``.cache/store``) lacks of the pages named (default: all, and the lab
+notebook) in worker processes, a line as each page is done; ``mkdocs build`` and ``serve``
+start the same step first (``hooks.py``), then only read the store, as the tests do. It
+holds ``snippets/<key>.json`` (what a snippet printed, how it failed, the state it left
+behind, its seconds and context) and ``.pickle`` (its data), ``notebooks/<key>.json`` (a
+notebook page, executed) and ``memo/`` (the engines' runs, ``sdpa.runtime.memo``). A key
+hashes a snippet's file and source, the code that runs it (the library and :data:`KEYED`)
+and the run's context (``sdpa.env.run_context``); a notebook's, its converter's settings and
+versions too. A key names the code its run imported: each run happens in a worker started
+for the call (from a forkserver that imported torch, numpy and matplotlib, nothing of the
+site), which checks the code's files against the keys' before each run and before it
+writes (:func:`_unchanged`); a run under which a file changed stores nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import hashlib
 import importlib.util
 import inspect
@@ -43,7 +35,7 @@ import threading
 import time
 import traceback
 import types
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -62,7 +54,6 @@ CONVERTING = ("mkdocs-jupyter", "nbconvert", "nbclient", "ipykernel", "jupytext"
 
 
 def store() -> Path:
-    """The store's folder: ``SDPA_STORE``, else ``.cache/store`` in the checkout."""
     return env.store() or REPO / ".cache" / "store"
 
 
@@ -132,16 +123,15 @@ def snippets_of(markdown: str, page: str, bases: list[Path]) -> list[Snippet]:
 
 
 def runs_with(markdown: str) -> str | None:
-    """The page named by a page's front matter ``runs_with: other.md``: that page's worker
-    runs this page's snippets too, after its own, so that both share the studies the
-    library memoises per process (a page split off another that reads the same runs)."""
+    """The page a page's front matter names, ``runs_with: other.md`` (see :func:`jobs_of`)."""
     found = re.match(r"\A---\n(?:.*\n)*?runs_with:\s*(\S+)\s*\n(?:.*\n)*?---\n", markdown)
     return found.group(1) if found else None
 
 
 def jobs_of(snippets: dict[str, list[Snippet]], markdown: dict[str, str]) -> dict[str, list[Snippet]]:
     """A worker's job per page of ``snippets``: its own, then those of each page that
-    ``runs_with`` it (when that page is run too)."""
+    ``runs_with`` it (when both run), which so shares the studies the library memoises per
+    process (a page split off another that reads the same runs)."""
     jobs = {page: list(found) for page, found in snippets.items() if runs_with(markdown[page]) not in snippets}
     for page, found in snippets.items():
         if page not in jobs:
@@ -150,7 +140,7 @@ def jobs_of(snippets: dict[str, list[Snippet]], markdown: dict[str, str]) -> dic
 
 
 def snippet_bases(config) -> list[Path]:
-    """The folders pymdownx.snippets reads includes from (``snippets/``)."""
+    """The folders pymdownx.snippets reads includes from."""
     bases = config.mdx_configs.get("pymdownx.snippets", {}).get("base_path", ["snippets"])
     return [Path(base).resolve() for base in ([bases] if isinstance(bases, str) else bases)]
 
@@ -201,9 +191,8 @@ class SnippetFailure:
 
 
 class SnippetError(Exception):
-    """A snippet raised. Its message starts with the snippet's file and line, so the last
-    line of a traceback (under pytest, the line that names the failure) says where:
-    ``SnippetError: snippets/<page>/<name>.py, line 4: ZeroDivisionError: division by zero``."""
+    """A snippet raised: ``snippets/<page>/<name>.py, line 4: ZeroDivisionError: division by
+    zero``, so the last line of a traceback (pytest's) says where."""
 
     def __init__(self, failure: SnippetFailure):
         super().__init__(f"{failure.where}: {failure.error}")
@@ -258,28 +247,26 @@ def execute(code: str, filename: str, namespace: dict | None = None) -> str:
     return "".join(chunks)
 
 
-def _style() -> dict:
-    import matplotlib
-
-    return {k: v for k, v in matplotlib.rcParams.items() if not k.startswith("backend")}
-
-
 def run(snippet: Snippet) -> tuple[dict, bytes]:
     """One snippet's record (what it printed, its failure, the global state it left behind:
     changed rcParams, open pyplot figures; its seconds and context) and its data pickled:
     its namespace less its imports and what cloudpickle cannot write (the classes and
     functions it defines, by value: their module is gone once the snippet has run)."""
     import cloudpickle
+    import matplotlib
     import matplotlib.pyplot as plt
 
+    def style() -> dict:
+        return {k: v for k, v in matplotlib.rcParams.items() if not k.startswith("backend")}
+
     namespace: dict = {}
-    before, start = _style(), time.perf_counter()
+    before, start = style(), time.perf_counter()
     try:
         output, failure = execute(snippet.source, snippet.file, namespace), None
     except SnippetError as error:
         output, failure = "", error.failure
     seconds = round(time.perf_counter() - start, 3)
-    leaks = ["changed rcParams"] * (_style() != before) + ["left pyplot figures open"] * bool(plt.get_fignums())
+    leaks = ["changed rcParams"] * (style() != before) + ["left pyplot figures open"] * bool(plt.get_fignums())
     data = {}
     for name, value in namespace.items():
         if not name.startswith("__") and name != "print" and not isinstance(value, types.ModuleType):
@@ -329,9 +316,8 @@ def _page_job(snippets: list[tuple[Snippet, Path]], expected: str) -> float:
 
 
 def _notebook_job(notebook: str, kwargs: dict, path: Path, expected: str) -> float:
-    """A worker's job: mkdocs-jupyter's own conversion of a notebook page, executed. Its
-    kernel talks over local IPC sockets (``sitebuild/jupyter/``'s nbconvert configuration),
-    not TCP on 127.0.0.1, so it does not warn of TCP without encryption on every build."""
+    """A worker's job: mkdocs-jupyter's own conversion of a notebook page, executed (its kernel
+    on local IPC sockets, ``sitebuild/jupyter/``: no warning of TCP without encryption)."""
     from mkdocs_jupyter import convert
 
     env.prepend_path("JUPYTER_CONFIG_PATH", str(BUILD / "jupyter"))
@@ -346,9 +332,8 @@ def _notebook_job(notebook: str, kwargs: dict, path: Path, expected: str) -> flo
 
 
 def die_with_parent(parent: int) -> None:
-    """Have the kernel kill this process (SIGKILL) as soon as its parent, ``parent`` (its
-    pid before the fork), ends: Linux's ``PR_SET_PDEATHSIG`` (1), a no-op elsewhere. The
-    test session starts every process with it (``tests/harness.py``)."""
+    """Have the kernel kill this process as soon as ``parent`` (its parent's pid before the
+    fork) ends: Linux's ``PR_SET_PDEATHSIG`` (1); a no-op elsewhere. For the test session."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux
@@ -358,9 +343,8 @@ def die_with_parent(parent: int) -> None:
 
 
 def _enter(environment: dict[str, str], owner: int) -> None:
-    """A worker's first act: take the environment of ``owner``, the process that started it,
-    and end as soon as it ends (its parent is the forkserver): a thread waits on the
-    owner's pidfd (Linux 5.3 or later; elsewhere it does not end early)."""
+    """A worker's first act: take the environment of ``owner``, which started it, and end
+    when it ends (a thread waits on its pidfd: Linux 5.3 or later)."""
     env.replace(environment)
     try:
         pidfd = os.pidfd_open(owner)
@@ -378,9 +362,8 @@ def _enter(environment: dict[str, str], owner: int) -> None:
 
 def preload(sources: list[str]) -> list[str]:
     """What the forkserver imports: torch, numpy and matplotlib if a snippet imports them or
-    the library, so that each worker starts without paying for them (a test's throwaway
-    site starts without a second of imports); and ``json``, for a list that is not empty
-    hands the forkserver this process's ``sys.path``, on which the workers find this package."""
+    the library (a test's throwaway site needs none); and ``json``, for a list that is not
+    empty hands the forkserver ``sys.path``, where the workers find this package."""
     heavy = re.compile(r"^\s*(?:import|from)\s+(?:sdpa|torch|numpy|matplotlib)\b", re.M)
     return ["json", "numpy", "torch", "matplotlib"] if any(map(heavy.search, sources)) else ["json"]
 
@@ -414,50 +397,44 @@ class Run:
         context.set_forkserver_preload(preload([s.source for todo in stale.values() for s, _ in todo]))
         self.pool = ProcessPoolExecutor(size, mp_context=context, initializer=_enter,
                                         initargs=(env.environment({env.STORE: str(plan.folder)}), os.getpid()))
-        futures = {}
-        for page in order:
-            if page in books:
-                futures[page] = self.pool.submit(_notebook_job, *plan.notebooks[page], books[page], plan.code)
-                self.pending[books[page]] = futures[page]
-            else:
-                futures[page] = self.pool.submit(_page_job, stale[page], plan.code)
-                self.pending.update({path: futures[page] for _, path in stale[page]})
-        what = {page: "the notebook" if page in books else f"{len(stale[page])} snippet(s)" for page in order}
-        self.said = threading.Thread(target=self._say, args=(futures, what, say), daemon=True)
-        self.said.start()
+        start, done = time.perf_counter(), []
 
-    def _say(self, futures: dict, what: dict[str, str], say: Callable[[str], None]) -> None:
-        start, pages = time.perf_counter(), {future: page for page, future in futures.items()}
-        for number, future in enumerate(as_completed(pages), start=1):
+        def said(page: str, what: str, future) -> None:  # as each page is done
             if future.exception() is None:
-                page = pages[future]
+                done.append(page)
                 self.seconds[page] = round(future.result(), 3)
-                say(f"  docs/{page}: {what[page]} in {future.result():.1f} s ({number} of {len(pages)}, "
+                say(f"  docs/{page}: {what} in {future.result():.1f} s ({len(done)} of {len(order)}, "
                     f"{time.perf_counter() - start:.0f} s so far)")
 
+        for page in order:
+            if page in books:
+                future = self.pool.submit(_notebook_job, *plan.notebooks[page], books[page], plan.code)
+                self.pending[books[page]] = future
+            else:
+                future = self.pool.submit(_page_job, stale[page], plan.code)
+                self.pending.update({path: future for _, path in stale[page]})
+            what = "the notebook" if page in books else f"{len(stale[page])} snippet(s)"
+            future.add_done_callback(functools.partial(said, page, what))
+
     def wait(self, path: Path) -> None:
-        """Until the record ``path`` is written, if this run writes it; raises what its
-        worker raised (:class:`CodeChanged`, a worker's death)."""
+        """Until the record ``path`` is written, if this run writes it (raising what its worker raised)."""
         if path in self.pending:
             self.pending[path].result()
 
     def close(self, failed: bool = False) -> set[Path]:
-        """Wait for the workers to end (after a failure, stop them at once); return the
-        records this run wrote."""
+        """Wait for the workers (after a failure, stop them); return the records it wrote."""
         if self.pool is not None:
             if failed:
                 for process in list((getattr(self.pool, "_processes", None) or {}).values()):
                     process.terminate()
             self.pool.shutdown(wait=True, cancel_futures=failed)
-            self.said.join()
             self.pool = None
             _write(self.folder / "seconds.json", json.dumps(dict(sorted(self.seconds.items())), indent=1).encode())
         return set(self.pending)
 
 
 def run_plan(plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print) -> set[Path]:
-    """Run what the store lacks of ``plan`` (:class:`Run`) to its end; return the records
-    written. Raises what a worker raised, after stopping the others."""
+    """:class:`Run` to its end; the records written. Raises what a worker raised."""
     run, failed = Run(plan, jobs, say), True
     try:
         for future in set(run.pending.values()):

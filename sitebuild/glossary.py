@@ -1,13 +1,10 @@
 """The glossary: every term defined once, shown on hover and focus, listed on one page.
 
-The definitions live in ``includes/glossary.md`` as Markdown abbreviations
-(``*[logit]: A raw score ...``), appended to every page by ``pymdownx.snippets``
-(``auto_append``); ``abbr`` wraps each occurrence in ``<abbr title="...">`` (not in code,
-math or raw HTML) and Material's ``content.tooltips`` shows it (``docs/assets/site.js``
-gives each term's first occurrence keyboard focus). This Markdown extension, registered by
-the hook below, adds aliases (``*[μP]: muP`` borrows muP's definition) and plurals of
-lower-case terms; keeps headings and links plain; and turns a line ``<!-- glossary -->``
-into the Glossary page's list of every term, in the file's order.
+``includes/glossary.md``'s abbreviations (``*[logit]: A raw score ...``), appended to every
+page, become ``<abbr title="...">`` tooltips (``abbr``, Material's ``content.tooltips``).
+This Markdown extension adds aliases (``*[μP]: muP`` borrows its definition) and plurals of
+lower-case terms, keeps headings and links plain, and turns ``<!-- glossary -->`` into the
+Glossary page's list of every term.
 """
 
 from __future__ import annotations

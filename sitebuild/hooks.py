@@ -1,13 +1,10 @@
 """MkDocs hooks (``hooks:`` in mkdocs.yml): execute what the store lacks, render from the store.
 
-``on_pre_build`` starts every snippet and notebook whose result the store lacks in worker
-processes (:mod:`sitebuild.execute`), which print a line as each page is done; the build
-itself only reads the store: a python fence shows what its snippet printed (or, if it
-failed, its traceback, and the build fails naming file, line and page), the notebook page
-the HTML its run left, each waiting for its record while the workers run. Each job of the
-build lives in its own module of :mod:`sitebuild`; this file connects them. A build's
-state is made new by ``on_config`` (``mkdocs serve`` rebuilds included); only the command
-(``build`` or ``serve``) lasts for the process.
+``on_pre_build`` starts what the store lacks in worker processes (:mod:`sitebuild.execute`);
+the build itself only reads the store: a python fence shows what its snippet printed (or
+its traceback, and the build fails naming file, line and page), the notebook page the HTML
+its run left, each waiting for its record while the workers run. A build's state is made
+new by ``on_config`` (``mkdocs serve``'s rebuilds too); only the command lasts.
 """
 
 from __future__ import annotations
@@ -59,15 +56,14 @@ def on_config(config):
     global _build
     _build = Build(config)
     config.markdown_extensions += [FenceCheckExtension(base_path=[str(b) for b in _build.bases]), MathMLExtension()]
-    route_python_fences(config.mdx_configs, _format_fence)
+    route_python_fences(config.mdx_configs, lambda source, language, css_class, options, md, **kwargs:
+                        render(source, options, md, _output))  # superfences' formatter: the output, in tabs
     if config.plugins.get("mkdocs-jupyter") is not None:
         notebook.read_pages(_notebook_page)
     return config
 
 
 def on_pre_build(config) -> None:
-    """Start executing what the store lacks (every page's snippets, the notebook) in
-    workers: each fence waits for its record as its page renders."""
     _build.plan = execute.plan(config)
     _build.run = execute.Run(_build.plan, say=log.info)
 
@@ -101,11 +97,6 @@ def _record(path: Path, what: str) -> dict:
         raise PluginError(f"{what}: the store ({_build.plan.folder}) holds no run of it: was it edited during the "
                           "build? Build again")
     return json.loads(path.read_text())
-
-
-def _format_fence(source: str, language: str, css_class: str, options: dict, md, **kwargs) -> str:
-    """superfences' formatter for python fences: what the snippet printed, in tabs."""
-    return render(source, options, md, _output)
 
 
 def _output(code: str, filename: str) -> str:

@@ -86,18 +86,11 @@ def _write(element: Element, out: Callable[[str], None], empty, text, attribute)
 
 
 def _text(value: str) -> str:
-    if "&" in value:
-        value = value.replace("&", "&amp;")
-    if "<" in value:
-        value = value.replace("<", "&lt;")
-    if ">" in value:
-        value = value.replace(">", "&gt;")
-    return value
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _attribute(value: str) -> str:
-    value = _text(value)
-    return value.replace('"', "&quot;") if '"' in value else value
+    return _text(value).replace('"', "&quot;")
 
 
 @functools.cache

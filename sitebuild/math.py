@@ -1,14 +1,10 @@
 """TeX to MathML Core while the site builds, so no page needs a script or a font from elsewhere.
 
-``pymdownx.arithmatex`` (generic mode) leaves each formula as TeX in ``<span
-class="arithmatex">`` or ``<div class="arithmatex">``; this Markdown extension replaces
-them with math-core's MathML Core, the TeX kept as ``alttext``. math-core was chosen over
-latex2mathml (``scripts/compare_math.py`` compares them): it writes ``\\text{in\\_features}``
-and ``\\mathrm{softmax}`` right, spaces as lengths, bold and blackboard letters as
-characters, and sets ``aligned`` and numbered equations. A page's formulas convert
-together, so ``\\eqref{eq:name}`` links to an equation ``\\label``-ed anywhere on it; a
-formula that is only such a reference becomes the plain link (a link inside ``<math>``
-cannot be reached: axe-core's nested-interactive). Each formula's MathML is edited as a
+This Markdown extension replaces ``pymdownx.arithmatex``'s generic TeX wrappers with
+math-core's MathML Core, the TeX kept as ``alttext`` (math-core over latex2mathml:
+``scripts/compare_math.py``). A page's formulas convert together, so ``\\eqref{eq:name}``
+links an equation ``\\label``-ed anywhere on it; a formula that is only such a reference
+becomes the plain link (inside ``<math>`` it could not be reached). The MathML is edited as a
 tree (``markup.py``): ``alttext`` added, ``scriptlevel`` moved to an ``<mstyle>``.
 """
 

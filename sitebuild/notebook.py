@@ -1,16 +1,10 @@
 """The lab notebook (``docs/lab.py``, a Jupytext script that mkdocs-jupyter executes).
 
-* The notebook runs with the snippets, into the store (``sitebuild/execute.py``: a worker
-  calls mkdocs-jupyter's own conversion, executing it, keyed on its source, the library,
-  the run's context, the plugin's settings and the converters' versions);
-  :func:`read_pages` has the plugin take the page from there (its own cache, keyed on the
-  notebook file alone, would miss edits to the library: it stays off).
-* Jupytext gives cells random ids on every read; :func:`number_cells` numbers them in
-  order in the page, so two builds stay byte-identical.
-* :func:`write_downloads` puts the notebook beside its page as ``.ipynb`` for readers,
-  with a first cell that writes the library (its text read from ``snippets/`` as the site
-  builds) into ``snippets/sdpa/`` next to it: the download runs in an empty folder with
-  only ``pip install torch matplotlib``.
+It runs with the snippets, into the store (``execute.py``); :func:`read_pages` has the
+plugin take its page from there (the plugin's own cache, keyed on the file alone, stays
+off). :func:`number_cells` numbers Jupytext's random cell ids, so builds stay
+byte-identical; :func:`write_downloads` puts it beside its page as ``.ipynb``, with a first
+cell that writes the library next to it: it runs anywhere with torch and matplotlib.
 """
 
 from __future__ import annotations

@@ -30,35 +30,7 @@ ARTICLE = re.compile(r'<article class="md-content__inner md-typeset">(.*?)</arti
 # Attributes that name an id: the dark copy's are renamed so the two copies stay apart.
 ID_REFERENCE = re.compile(r'\b(id|for|name|aria-labelledby|aria-describedby)="([^"]+)"|(href="#|url\(#)([^")]+)')
 
-PAGE = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Preview: {title}</title>
-{stylesheets}
-<style>
-  /* Light and dark side by side, each half the window; stacked below 60em (960 px). */
-  body {{ margin: 0; display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); }}
-  @media (max-width: 60em) {{ body {{ grid-template-columns: minmax(0, 1fr); }} }}
-  .sdpa-preview {{ min-width: 0; padding: 1rem 1.5rem;
-                   background: var(--md-default-bg-color); color: var(--md-typeset-color); }}
-</style>
-</head>
-<body>
-<main class="sdpa-preview md-typeset" data-md-color-scheme="default" data-md-color-primary="indigo"
-      data-md-color-accent="indigo">
-<p><code>{title}</code>, light</p>
-{light}
-</main>
-<main class="sdpa-preview md-typeset" data-md-color-scheme="slate" data-md-color-primary="indigo"
-      data-md-color-accent="light-blue">
-<p><code>{title}</code>, dark</p>
-{dark}
-</main>
-</body>
-</html>
-"""
+PAGE = Path(__file__).with_name("preview.html")  # light and dark side by side, stacked on a narrow screen
 
 
 def including_page(snippet: str, docs: Path = DOCS) -> str:
@@ -118,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
                             for link in re.findall(r'<link rel="stylesheet" href="[^"]+">', page))
     dark = ID_REFERENCE.sub(lambda m: f'{m[1]}="dark-{m[2]}"' if m[1] else f"{m[3]}dark-{m[4]}", article)
     target = out / (name.removesuffix(".py").replace("/", "-") + ".html")
-    target.write_text(PAGE.format(title=f"snippets/{name}", stylesheets=stylesheets, light=article, dark=dark))
+    fields = {"title": f"snippets/{name}", "stylesheets": stylesheets, "light": article, "dark": dark}
+    target.write_text(re.sub(r"\{(title|stylesheets|light|dark)\}", lambda m: fields[m[1]], PAGE.read_text()))
     print(f"wrote {target}")
     return 0
 

@@ -1,11 +1,8 @@
 """Text that cannot hold math, written as a reader reads it: ``√d_k`` becomes ``√dₖ``.
 
-The browser tab, the table of contents, the navigation and a figure's text alternative
-show plain text, where ``d_k`` would show its underscore. :func:`readable` writes a
-one-letter subscript with its Unicode letter where one exists (``d_k`` → ``dₖ``); other
-names (``W_Q``, ``d_model``) stay. This Markdown extension applies it to every heading
-after the table of contents is made (anchors stay as they were); ``figures.py`` applies it
-to captions and text alternatives.
+:func:`readable` writes a one-letter subscript with its Unicode letter (``d_k`` → ``dₖ``;
+``W_Q``, ``d_model`` stay) in headings (after the table of contents has its anchors), the
+navigation and the browser tab; ``figures.py`` in captions and text alternatives.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ from sdpa.style import FIGURE_CLASS, FIGURE_ID_PREFIX
 
 FIGURE_ID = re.compile(rf'<figure class="{re.escape(FIGURE_CLASS)}" id="{re.escape(FIGURE_ID_PREFIX)}([^"]+)"')
 RECORDS_DIR = Path(__file__).resolve().parents[1] / "bench" / "records"
+#: ``extra: full_build_decides:`` in mkdocs.yml names the page (and anchor) that says what
+#: the full build decides; a quick-built page links there from its top.
+DECIDES, REPORT = "full_build_decides", "build-report.md"
 #: The line of docs/build-report.md that the records' sentences replace.
 RECORDS = "<!-- records -->"
 
@@ -79,59 +82,35 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
         except (OSError, ValueError):
             return {}
 
-    lines = []
-    sweeps = read("claims-sweeps.json")
-    for profile in env.PROFILES:
-        sweep = sweeps.get(profile)
-        if sweep:
-            lines.append(f"- The {profile} profile's claims: {sweep['tests']} claim tests swept at "
-                         f"{len(sweep['offsets'])} seed offsets ({_offsets(sweep['offsets'])}), {sweep['failed']} "
-                         f"failing at some offset, the smallest margin {sweep['min_margin']:.1f} standard "
-                         f"deviations over the offsets ({sweep['date']}).")
-        else:
-            lines.append(f"- The {profile} profile's claims: no sweep recorded yet.")
-    build = read("full-build.json")
-    if build:
-        lines.append(f"- The last full build took {build['build_s'] / 60:.1f} minutes ({build['build_s']:,.0f} s) on "
-                     f"{build['cores']} cores, and its claims, reading its store, {build['claims_s']:,.0f} s more "
-                     f"({build['date']}).")
-    else:
-        lines.append("- No full build has been recorded yet.")
-    return "\n".join(lines)
-
-
-#: ``extra: full_build_decides:`` in mkdocs.yml names the page (and anchor) that says what
-#: the full build decides; a quick-built page links there from its top.
-DECIDES, REPORT = "full_build_decides", "build-report.md"
-
-
-def profile_note(profile: str, report_url: str | None, decides_url: str | None) -> tuple[str, str]:
-    """Where a page whose snippets ran names the profile that sized its experiments:
-    ``(top, end)``, HTML for the page's top and for its end. A quick-built page says so at
-    its top, in one line, linking to what the full build decides (``decides_url``); a
-    full-built page closes with a line that names its profile, linking the build report
-    (``report_url``). A link whose page the site lacks (None) is left out."""
-    if profile == "quick":
-        decides = f' (<a href="{decides_url}">what the full build decides</a>)' if decides_url else ""
-        return (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong> (the experiments '
-                f'at their small size): a verdict marked <em>full profile</em> is decided by the full build, '
-                f'which the published site uses{decides}.</p>\n', "")
-    report = f' (<a href="{report_url}">build report</a>)' if report_url else ""
-    return "", (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the site '
-                f'was built, with the full profile, the experiment sizes the published site is built with'
-                f'{report}.</p>\n')
+    sweeps, build = read("claims-sweeps.json"), read("full-build.json")
+    lines = [f"- The {profile} profile's claims: " + (
+        f"{s['tests']} claim tests swept at {len(s['offsets'])} seed offsets ({_offsets(s['offsets'])}), "
+        f"{s['failed']} failing at some offset, the smallest margin {s['min_margin']:.1f} standard deviations "
+        f"over the offsets ({s['date']})." if (s := sweeps.get(profile)) else "no sweep recorded yet.")
+        for profile in env.PROFILES]
+    return "\n".join(lines + [
+        f"- The last full build took {build['build_s'] / 60:.1f} minutes ({build['build_s']:,.0f} s) on "
+        f"{build['cores']} cores, and its claims, reading its store, {build['claims_s']:,.0f} s more "
+        f"({build['date']})." if build else "- No full build has been recorded yet."])
 
 
 def with_profile(html: str, profile: str, page, config, files) -> str:
-    """A page's HTML with its profile named (:func:`profile_note`): a quick-built page's
-    line goes under its title. A site without the pages it links (a one-page preview) gets
-    the line without the link."""
-    def url(target: str) -> str | None:
+    """A page's HTML with the profile that sized its experiments named: a quick-built page
+    says so in a line under its title, linking what the full build decides; a full-built
+    page closes with a line naming its profile, linking the build report. A link whose page
+    the site lacks (a one-page preview) is left out."""
+    def link(target: str, text: str) -> str:
         path, _, anchor = target.partition("#")
         found = files.get_file_from_path(path)
-        return None if found is None else found.url_relative_to(page.file) + (f"#{anchor}" if anchor else "")
+        url = found.url_relative_to(page.file) + (f"#{anchor}" if anchor else "") if found else None
+        return f' (<a href="{url}">{text}</a>)' if url else ""
 
-    top, end = profile_note(profile, url(REPORT), url(config.extra.get(DECIDES, REPORT)))
-    title = html.find("</h1>")
-    at = 0 if title < 0 else title + len("</h1>")
-    return f"{html[:at]}\n{top}{html[at:].lstrip(chr(10))}{end}" if top else html + end
+    if profile != "quick":
+        return html + (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the '
+                       f'site was built, with the full profile, the experiment sizes the published site is built '
+                       f'with{link(REPORT, "build report")}.</p>\n')
+    top = (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong> (the experiments at their small '
+           f'size): a verdict marked <em>full profile</em> is decided by the full build, which the published site '
+           f'uses{link(config.extra.get(DECIDES, REPORT), "what the full build decides")}.</p>\n')
+    at = html.find("</h1>") + len("</h1>") if "</h1>" in html else 0
+    return f"{html[:at]}\n{top}{html[at:].lstrip(chr(10))}"

@@ -1,13 +1,11 @@
 """What the search index leaves out: each figure's drawing and each snippet's source.
 
-A MkDocs hook, after those that make a page's HTML. Material's search plugin reads every
-page's HTML between ``on_page_content`` and ``on_post_page``. A figure's drawing (tens of
-thousands of tags, most of the plugin's parsing time) and a snippet's source behind its
-output (three fifths of the index's text, loaded and indexed again on every page a reader
-opens) hold nothing a reader searches for: each stands aside while the page is indexed,
-a comment in its place, and is put back when the page is written (the page is byte for
-byte the same). The file's name stays, and the library's source stays searchable on the
-Code pages, as plain text: its line numbers and token ``<span>`` tags stand aside too.
+A MkDocs hook, after those that make a page's HTML. A figure's drawing (most of the search
+plugin's parsing) and a snippet's source (three fifths of the index, which every page load
+indexes again) stand aside while Material's search plugin reads the page (between
+``on_page_content`` and ``on_post_page``), a comment in their place, and come back when the
+page is written, byte for byte. The library's source stays searchable on the Code pages, as
+plain text (its line numbers and token ``<span>`` tags stand aside).
 """
 
 from __future__ import annotations
@@ -43,10 +41,8 @@ def _between(html: str, opening: str, start: str, end: str) -> list[tuple[int, i
 
 
 def _spans(html: str) -> list[tuple[int, int, str]]:
-    """(start, end, stand-in) of each drawing (``<svg>`` … ``</svg>``), each snippet's
-    source (the ``<pre>`` of a source tab) and the line numbers of a highlighted block (none
-    in the index), and of the highlighted code of a Code page (its text in the index), in
-    order, found with ``str.find``."""
+    """(start, end, stand-in) of each drawing, snippet's source and line numbers (left out),
+    and of the highlighted code of a Code page (its text kept), in order."""
     spans = [(start, end, "") for start, end in markup.svg_spans(html)]
     spans += [(start, end, "") for start, end in _between(html, SOURCE_TAB, "<pre>", "</pre>")]
     spans += [(start, end, "") for start, end in _between(html, LINE_NUMBERS, "<pre>", "</pre>")]

@@ -1,18 +1,11 @@
 """Valid HTML from the tools that write the pages (the Nu HTML checker finds no error).
 
-A MkDocs hook that fixes three things the checker rejects where they are made:
-
-* **Raw HTML inside tabs and admonitions**: Python-Markdown recognises a raw HTML block
-  only at the start of a line, so a snippet's ``<figure>`` indented under its "Result"
-  tab arrived wrapped in ``<p>``. :class:`HtmlBlocks`, a Markdown extension, stores such
-  a block whole, as Python-Markdown does at the top level.
-* **The notebook page**: mkdocs-jupyter inlines JupyterLab's stylesheet as ``<style>``
-  inside ``<article>`` and a copy button per cell; both go (code cells become the theme's
-  own code blocks; ``docs/assets/site.css`` lays the cells out).
-* **Material's templates**: ``autocomplete="off"`` on two checkbox toggles (dropped;
-  ``docs/assets/site.js`` unchecks them when a page is shown), an empty ``tabindex`` on a
-  nav section's label (dropped), and a label pointing at a toggle a page lacks (its
-  ``for`` dropped).
+A MkDocs hook that fixes what the checker rejects where it is made: a snippet's raw HTML
+block indented under its "Result" tab, which Python-Markdown wrapped in ``<p>``
+(:class:`HtmlBlocks`, a Markdown extension, stores it whole); mkdocs-jupyter's inlined
+JupyterLab stylesheet and copy buttons (dropped; code cells become the theme's code
+blocks); Material's ``autocomplete="off"`` on checkbox toggles (``docs/assets/site.js``
+unchecks them instead), empty ``tabindex`` and a label's ``for`` naming no element.
 """
 
 from __future__ import annotations

@@ -2,30 +2,21 @@
 
 A pytest plugin (``tests/conftest.py`` loads it). A session goes:
 
-1. **What each test reads.** A test declares the pages whose snippets it reads: the page
-   its file is named after (``tests/test_failure_modes.py`` reads ``docs/failure-modes.md``),
-   the page of the ``snippet`` it is parametrised with (or its ``page``), and those of a
-   ``pages`` marker (``@pytest.mark.pages("failure-modes.md")``; ``pytestmark = ...`` for
-   a whole file).
-2. **Who runs them.** The store (``sitebuild/execute.py``: ``SDPA_STORE``, else
-   ``.cache/store``) keeps each snippet's run under a key of everything it depends on.
-   What it lacks runs once, in two workers: a clean ``mkdocs build`` in a fresh process
-   (the network cut where the OS allows), when a selected test needs the site (its first
-   step runs what the store lacks), else ``python -m sitebuild.execute PAGE ...``. A
-   whole tier (``python -m pytest``, ``-m "not site"``) starts it before collecting. After
-   ``mkdocs build``, or an earlier session on the same code, nothing runs again.
-3. **Before each test** the runs of its pages are read from the store, waiting for them
-   if need be: ``run_snippet`` returns a snippet's run, and an engine's run that a test
-   asks for itself (``run_recalls``) comes from the store too (``sdpa.runtime.memo``).
-4. **Loud, never silent.** A test that reads a snippet of a page it does not declare, a
-   name a stored run does not hold (it did not pickle), a snippet that failed (its
-   traceback is shown), a run the workers ended without: each fails the test, saying why.
-   ``SDPA_BUILT_SITE=<folder>`` tests a site you built, once its recorded digests are
-   the checkout's.
-5. **The end.** The processes started here die with the session however it ends
-   (Ctrl-C, a kill, a crash: tested); work that a test module starts ahead
-   (:func:`run_ahead`) or once the site is built (:func:`when_site_is_built`) overlaps the
-   other tests, ordered so that each waits as little as can be (:func:`order_tests`).
+1. **What each test reads**: its file's page (``tests/test_failure_modes.py`` reads
+   ``docs/failure-modes.md``), the page of its ``snippet`` or ``page`` parameter, and a
+   ``pages`` marker's (``@pytest.mark.pages("failure-modes.md")``).
+2. **Who runs them**: what the store lacks of them (``sitebuild/execute.py``) runs once, in
+   two workers: in a clean ``mkdocs build`` (the network cut where the OS allows) when a
+   test needs the site, else in ``python -m sitebuild.execute PAGE ...``; a whole tier
+   starts it before collecting.
+3. **Before each test** its pages' runs are read from the store, waiting for them if need
+   be; an engine's run a test asks for itself comes from the store too.
+4. **Loud, never silent**: reading an undeclared page, a name a stored run lacks (it did not
+   pickle), a snippet that failed (its traceback shown), a run its process ended without,
+   a named site (``SDPA_BUILT_SITE``) built from other code: each fails the test, saying why.
+5. **Around it**: the processes started here die with the session however it ends; work a
+   module starts ahead (:func:`run_ahead`) or once the site is built
+   (:func:`when_site_is_built`) overlaps the other tests (:func:`order_tests`).
 """
 
 from __future__ import annotations
@@ -63,22 +54,14 @@ from sitebuild.fences import executed_fences  # noqa: E402
 
 #: The fast tier's marker expression, as the README gives it.
 FAST_TIER = "not site"
-#: Fixtures that build a site of real snippets: the whole site (``built_site``,
-#: ``parallel_site``) or a small one built both ways (``small_site``, tests/test_build.py).
-#: A test that uses one, directly or through another fixture, gets the ``site`` marker.
+#: Fixtures that build a site of real snippets: a test that uses one gets the ``site`` marker.
 SITE_FIXTURES = {"built_site", "parallel_site", "small_site"}
 WORKERS = "2"  # the session's worker processes: the machine's two cores
 
 
-# ---- options and markers -----------------------------------------------------------------
-
-
 def pytest_addoption(parser):
-    parser.addoption(
-        "--seed-offset", type=int, default=None, metavar="N",
-        help="add N to every seed the snippets, the library and the notebook draw "
-        f"(sets {env.SEED_OFFSET}); with -m claims, reruns every claim on other draws",
-    )
+    parser.addoption("--seed-offset", type=int, default=None, metavar="N", help="add N to every seed the snippets, "
+                     f"the library and the notebook draw (sets {env.SEED_OFFSET}); with -m claims, reruns every claim")
 
 
 def pytest_configure(config):
@@ -110,16 +93,11 @@ def say(line: str) -> None:
         terminal.write_line(f"[harness] {line}")
 
 
-# ---- which pages include which snippets, and which pages a test reads ------------------------
-
-
 @functools.cache
 def page_includes() -> dict[str, list[str]]:
     """Every page under docs/ mapped to the snippets its executed fences include."""
-    return {
-        str(page.relative_to(DOCS)): [path for fence in executed_fences(page.read_text()) for _, path in fence.includes]
-        for page in sorted(DOCS.rglob("*.md"))
-    }
+    return {str(page.relative_to(DOCS)): [path for fence in executed_fences(page.read_text())
+                                          for _, path in fence.includes] for page in sorted(DOCS.rglob("*.md"))}
 
 
 def included_snippets() -> list[str]:
@@ -132,9 +110,7 @@ def page_of(snippet: str) -> str | None:
 
 
 def declared_pages(item) -> set[str]:
-    """The pages (with snippets) whose snippets the test ``item`` reads: its file's page, its
-    ``snippet`` parameter's page, its ``page`` parameter, and its ``pages`` markers' (step 1
-    of the module's flow)."""
+    """The pages (with snippets) whose snippets the test ``item`` reads (step 1 of the flow)."""
     pages = {item.path.stem.removeprefix("test_").replace("_", "-") + ".md"}
     params = getattr(getattr(item, "callspec", None), "params", {})
     if isinstance(params.get("snippet"), str):
@@ -146,13 +122,9 @@ def declared_pages(item) -> set[str]:
     return {page for page in pages if page_includes().get(page)}
 
 
-# ---- the session's runs ---------------------------------------------------------------------
-
-
 def start(command: list[str], output: Path | None = None, **options) -> subprocess.Popen:
-    """A process of the session, in a process group of its own (so that it and its workers
-    can be stopped together), which dies with this one however this one ends. Its output
-    goes to the file ``output`` (a pipe would stall a process that prints much)."""
+    """A process of the session, in a process group of its own (stopped with its workers),
+    that dies with this one however this one ends, printing to the file ``output``."""
     with open(output or os.devnull, "w") as sink:
         return subprocess.Popen(command, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=functools.partial(die_with_parent, os.getpid()), **options)
@@ -162,10 +134,7 @@ def stop(process: subprocess.Popen | None) -> None:
     """Stop ``process``, if it runs, with its process group when it leads one (its workers)."""
     if process is not None and process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
-            if os.getpgid(process.pid) == process.pid:
-                os.killpg(process.pid, signal.SIGKILL)
-            else:
-                process.kill()
+            os.killpg(process.pid, signal.SIGKILL) if os.getpgid(process.pid) == process.pid else process.kill()
         process.wait()
 
 
@@ -207,6 +176,7 @@ class Session:
         self.process: subprocess.Popen | None = None  # the build, or python -m sitebuild.execute
         self.build: Build | None = None  # when that process builds the site
 
+    @functools.cache  # noqa: B019 - one session
     def record(self, snippet: str) -> Path:
         source = (SNIPPETS / snippet).read_text(encoding="utf-8")
         return self.plan.record(execute.Snippet(page_of(snippet) or "", f"snippets/{snippet}", source))
@@ -218,19 +188,20 @@ class Session:
     def output(self) -> str:
         return (self.root / "output.txt").read_text(errors="replace") if self.process else ""
 
-    # ---- starting -------------------------------------------------------------------------
-
     def build_site(self) -> None:
         """Start the session's clean build of the whole site (offline where the OS allows)."""
-        offline = network_can_be_cut()
-        site = self.root / "site"
-        command, environment = mkdocs_process("build", "--clean", "-d", str(site), offline=offline,
-                                              **{env.JOBS: WORKERS})
+        say(f"building the site in two workers (what the store lacks runs first); {env.BUILT_SITE}=<folder> "
+            "tests a site you built instead")
+        self.build = Build(self.root / "site", network_can_be_cut(), -1, "")
+        command, environment = mkdocs_process("build", "--clean", "-d", str(self.build.site),
+                                              offline=self.build.offline, **{env.JOBS: WORKERS})
         self.process = start(command, self.root / "output.txt", env=environment)
-        self.build = Build(site, offline, -1, "")
 
     def run_pages(self, pages: list[str]) -> None:
-        """Start running what the store lacks of ``pages`` (no site)."""
+        """Start running what the store lacks of ``pages`` (no site), if anything."""
+        if not pages:
+            return
+        say(f"running the snippets of {', '.join(pages)} in two workers (the store lacks them)")
         self.process = start([sys.executable, "-m", "sitebuild.execute", "--jobs", WORKERS, *pages],
                              self.root / "output.txt", env=env.environment())
 
@@ -246,15 +217,12 @@ class Session:
             self.build = Build(self.build.site, self.build.offline, self.process.returncode, self.output())
         return self.build
 
-    # ---- reading the store -----------------------------------------------------------------
-
     def wait_for(self, page: str) -> None:
-        """Wait until the store holds every run of ``page``'s snippets (step 3); start its
-        run if no process of the session is running it; fail if the process ends without."""
+        """Until the store holds the runs of ``page``'s snippets, started if no process runs
+        them (step 3); fail if the process ends without them."""
         if not self.missing([page]):
             return
         if self.process is None or (self.process.poll() is not None and self.build is None):
-            say(f"running the snippets of docs/{page}")
             self.run_pages([page])
         waited, told = time.monotonic(), 0.0
         while self.missing([page]) and self.process.poll() is None:
@@ -288,9 +256,6 @@ class Session:
             raise error
         return run
 
-    def stop(self) -> None:
-        stop(self.process)
-
 
 SESSION = Session()
 _current: list = [None]  # the test being set up or run, for run_snippet's check
@@ -298,14 +263,12 @@ _current: list = [None]  # the test being set up or run, for run_snippet's check
 
 @pytest.fixture(scope="session")
 def run_snippet():
-    """``run_snippet("derivation/score_std.py")``: that snippet's run from the store (its
-    ``namespace``, ``output`` and ``leaks``), read once per session (steps 2-4)."""
+    """``run_snippet("derivation/score_std.py")``: that snippet's run (steps 2-4)."""
     return lambda snippet: SESSION.run_snippet(snippet, _current[0])
 
 
 def check_built_site(site: Path) -> list[str]:
-    """What differs between the digests a built site records and the checkout's (its code,
-    its run's context, its sources: ``sitebuild.report.digests``)."""
+    """What differs between the digests a built site records and the checkout's."""
     from mkdocs.config import load_config
 
     from sitebuild import report
@@ -322,16 +285,14 @@ def check_built_site(site: Path) -> list[str]:
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
-    """The whole site, built once per test session (:meth:`Session.build_site`), whose end
-    runs every start registered with :func:`when_site_is_built`. ``SDPA_BUILT_SITE=<folder>``
-    takes a site you built yourself instead, once its recorded digests are the checkout's."""
+    """The whole site, built once per session (or ``SDPA_BUILT_SITE``'s, if it is the checkout's);
+    its end starts what :func:`when_site_is_built` registered."""
     site = env.built_site()
     if site is not None:
         differ = check_built_site(site)
         if differ:
-            pytest.fail(f"{env.BUILT_SITE}={site} was built from other code than this checkout's, so it tests "
-                        "nothing here: build it again (mkdocs build -d <folder>) or unset the variable.\n"
-                        + "\n".join(differ), pytrace=False)
+            pytest.fail(f"{env.BUILT_SITE}={site} was built from other code than this checkout's: build it "
+                        "again (mkdocs build -d <folder>) or unset the variable.\n" + "\n".join(differ), pytrace=False)
     else:
         build = SESSION.built()
         if build.returncode != 0:
@@ -343,22 +304,15 @@ def built_site() -> Path:
 
 @pytest.fixture(scope="session")
 def parallel_site() -> Build:
-    """The session's build: its site, whether it ran offline, its exit status and everything
-    it printed."""
+    """The session's build: its site, whether it ran offline, its exit status and output."""
     return SESSION.built()
 
 
-# ---- running mkdocs -------------------------------------------------------------------------
-
-
 def mkdocs_process(*args: str, engine: str = "mkdocs", offline: bool = False, **changes: str) -> tuple[list, dict]:
-    """The command line and environment of a fresh ``mkdocs`` (or ``properdocs``) process.
-
-    It runs the engine's console script, as the README does (``python -m mkdocs`` would
-    put the working folder on ``sys.path``, which the script does not). ``offline=True``
-    runs it in a new network namespace whose only interface is loopback (``unshare -rn``,
-    then ``ip link set lo up`` for the notebook kernel's local sockets), to show that
-    building needs no network."""
+    """The command line and environment of a fresh ``mkdocs`` (or ``properdocs``) process:
+    the engine's console script, as the README runs it; ``offline``, in a new network
+    namespace whose only interface is loopback (``unshare -rn``, then ``ip link set lo up``
+    for the notebook kernel's local sockets), to show that building needs no network."""
     environment = env.environment({"NO_MKDOCS_2_WARNING": "1", **changes})
     script = Path(sys.executable).with_name(engine)
     command = [sys.executable, *([str(script)] if script.is_file() else ["-m", engine]), *args]
@@ -367,49 +321,17 @@ def mkdocs_process(*args: str, engine: str = "mkdocs", offline: bool = False, **
     return command, environment
 
 
-def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False, engine: str = "mkdocs",
-           offline: bool = False, **changes: str) -> subprocess.CompletedProcess:
-    """Run the mkdocs command line in a fresh process (see :func:`mkdocs_process`) that dies
-    with the session."""
-    command, environment = mkdocs_process(*args, engine=engine, offline=offline, **changes)
-    result = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout,
-                            preexec_fn=functools.partial(die_with_parent, os.getpid()))
-    if check and result.returncode != 0:
-        raise AssertionError(f"mkdocs {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
-    return result
-
-
-def build_in_process(config: Path, site: Path, store: Path) -> Path:
-    """Build the site of ``config`` into ``site`` in this process, through MkDocs' own API,
-    its snippets run into ``store`` by one worker (``SDPA_JOBS=1``)."""
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-
-    with contextlib.chdir(REPO), env.changed(**{env.STORE: str(store), env.JOBS: "1", "NO_MKDOCS_2_WARNING": "1"}):
-        loaded = load_config(str(config), site_dir=str(site))
-        loaded.plugins.on_startup(command="build", dirty=False)
-        try:
-            build(loaded)
-        finally:
-            loaded.plugins.on_shutdown()
-    return site
-
-
 @functools.cache
 def network_can_be_cut() -> bool:
     try:
-        probe = ["unshare", "-rn", "sh", "-c", "ip link set lo up"]
-        return subprocess.run(probe, capture_output=True).returncode == 0
+        return subprocess.run(["unshare", "-rn", "sh", "-c", "ip link set lo up"], capture_output=True).returncode == 0
     except FileNotFoundError:
         return False
 
 
-# ---- work that overlaps the tests -----------------------------------------------------------
-
-#: (fixture, start, stop): ``start(site, items)`` runs as soon as the session's site is
-#: built, with the selected tests that use ``fixture``, if any; ``stop()`` runs as the
-#: session ends (``tests/test_browser.py`` starts its page visits in a thread, so they
-#: overlap the other tests, and waits for that thread to end).
+#: (fixture, start, stop): ``start(site, items)`` runs once the session's site is built, with
+#: the selected tests that use ``fixture``, if any; ``stop()`` as the session ends (the page
+#: visits of ``tests/test_browser.py`` run so, in a thread, beside the other tests).
 _WHEN_BUILT: list[tuple[str, Callable[[Path, list], None], Callable[[], None]]] = []
 _SELECTED: list = []  # the session's selected tests, once collected
 _BUILT: list[Path] = []  # the site the starts of _WHEN_BUILT were given, once they ran
@@ -422,18 +344,15 @@ def when_site_is_built(fixture: str, start: Callable[[Path, list], None], stop: 
 
 def _site_is_built(site: Path) -> None:
     """Run each start of :data:`_WHEN_BUILT` whose fixture a selected test uses (once)."""
-    if _BUILT:
-        return
-    _BUILT.append(site)
-    for fixture, start_work, _ in _WHEN_BUILT:
-        items = [item for item in _SELECTED if fixture in getattr(item, "fixturenames", ())]
-        if items:
+    for fixture, start_work, _ in _WHEN_BUILT if not _BUILT else []:
+        if items := [item for item in _SELECTED if fixture in getattr(item, "fixturenames", ())]:
             start_work(site, items)
+    _BUILT.append(site)
 
 
-#: fixture -> start(): work that runs in processes of its own (a subprocess, a notebook's
-#: kernel), started as the tests are collected when a selected test uses that fixture, so
-#: that it overlaps the tests run here; the fixture takes its result with :func:`ahead`.
+#: fixture -> start(): work in processes of its own (a subprocess, a notebook's kernel),
+#: started once the tests are collected if one uses that fixture, which takes its result
+#: with :func:`ahead`.
 _AHEAD: dict[str, Callable[[], object]] = {}
 _STARTED: dict[str, object] = {}
 
@@ -447,23 +366,14 @@ def ahead(fixture: str, start_work: Callable[[], object]) -> object:
     return _STARTED.pop(fixture) if fixture in _STARTED else start_work()
 
 
-# ---- the session's course -------------------------------------------------------------------
-
-
 def order_tests(items: list) -> None:
-    """Each test waits for as little as can be: first those that need nothing from the
-    background, then those whose work started ahead or that build a small site of their
-    own, then those that read the snippets (which wait for the store), then the site's
-    tests, then the visits, page by page (all of a page's tests as soon as its visit is in)."""
+    """First the tests that need nothing from the background, then those whose work started
+    ahead or that build a small site, then those that read snippets (they wait for the
+    store), then the site's, then the visits, page by page (as soon as a page's visit is in)."""
     def order(item) -> int:
         names = set(getattr(item, "fixturenames", ()))
-        if _BACKGROUND & names:
-            return 4
-        if {"built_site", "parallel_site"} & names:
-            return 3
-        if declared_pages(item):
-            return 2
-        return 1 if (SITE_FIXTURES | set(_AHEAD)) & names else 0
+        return (4 if _BACKGROUND & names else 3 if {"built_site", "parallel_site"} & names else 2
+                if declared_pages(item) else 1 if (SITE_FIXTURES | set(_AHEAD)) & names else 0)
 
     def params(item) -> tuple:
         return tuple(sorted(getattr(getattr(item, "callspec", None), "params", {}).items()))
@@ -476,9 +386,8 @@ def order_tests(items: list) -> None:
 
 
 def whole_tier(config) -> str:
-    """Which whole tier the command runs: ``"all"`` (``python -m pytest``, as the README and
-    CI run it), ``"fast"`` (``python -m pytest -m "not site"``), or ``""`` where it selects
-    tests (a path, ``-k``, another ``-m``, ``--deselect``, the last failures)."""
+    """``"all"`` (``python -m pytest``), ``"fast"`` (``-m "not site"``), or ``""`` where the
+    command selects tests (a path, ``-k``, another ``-m``, ``--deselect``, ``--lf``)."""
     option = config.option
     if (config.args_source is not pytest.Config.ArgsSource.TESTPATHS or option.keyword
             or getattr(option, "deselect", None) or getattr(option, "lf", False) or option.collectonly):
@@ -489,16 +398,12 @@ def whole_tier(config) -> str:
 
 
 def pytest_sessionstart(session):
-    """A whole tier reads every page's snippets: what the store lacks of them starts now,
-    before the tests are collected."""
+    """A whole tier reads every page's snippets: what the store lacks starts before collecting."""
     tier = whole_tier(session.config)
     if tier == "all":
         SESSION.build_site()
-        say("building the whole site in two workers (its first step runs what the store lacks); "
-            f"{env.BUILT_SITE}=<folder> tests a site you built instead")
-    elif tier == "fast" and (pages := SESSION.missing(page for page, found in page_includes().items() if found)):
-        SESSION.run_pages(pages)
-        say(f"running the snippets of {len(pages)} pages that the store lacks in two workers")
+    elif tier == "fast":
+        SESSION.run_pages(SESSION.missing(page for page, found in page_includes().items() if found))
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
@@ -511,16 +416,12 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(tryfirst=True)  # ordered before anything reads the list
 def pytest_collection_finish(session):
-    """Start what the selected tests need, if no whole tier started it: the site's build if
-    a test needs the site (and no built site was given), else the declared pages' runs that
-    the store lacks."""
+    """Start what the selected tests need if no whole tier did: the site's build if a test
+    needs the site (and no built site was given), else what the store lacks of their pages."""
     uses = [set(getattr(item, "fixturenames", ())) for item in session.items]
     order_tests(session.items)
     _SELECTED[:] = session.items
-    # What collecting imported (torch, matplotlib, the library: millions of objects) lives
-    # as long as the session: out of the garbage collector's scans, which otherwise walk it
-    # again at every full collection, and five times over as pytest ends (two seconds).
-    gc.freeze()
+    gc.freeze()  # what collecting imported lives as long as the session: out of the collector's scans
     if session.config.option.collectonly:
         return
     for fixture, start_work in _AHEAD.items():
@@ -529,10 +430,8 @@ def pytest_collection_finish(session):
     if SESSION.process is None:
         if any("parallel_site" in names or ("built_site" in names and not env.built_site()) for names in uses):
             SESSION.build_site()
-            say("building the whole site in two workers (its first step runs what the store lacks)")
-        elif pages := SESSION.missing(set().union(*(declared_pages(item) for item in session.items))):
-            SESSION.run_pages(pages)
-            say(f"running the snippets of {', '.join(pages)} (the store lacks them) in two workers")
+        else:
+            SESSION.run_pages(SESSION.missing(set().union(*(declared_pages(item) for item in session.items))))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -550,7 +449,7 @@ def pytest_runtest_setup(item):
 def pytest_unconfigure(config):
     for _, _, stop_work in _WHEN_BUILT:
         stop_work()
-    SESSION.stop()
+    stop(SESSION.process)
     for started in _STARTED.values():  # work started ahead that no test took (-x, -k)
         for part in started if isinstance(started, tuple) else (started,):
             if isinstance(part, subprocess.Popen):

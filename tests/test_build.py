@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
+import os
 import re
 import shutil
 import socket
@@ -17,9 +20,33 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import (DOCS, REPO, SNIPPETS, ahead, build_in_process, included_snippets, mkdocs, network_can_be_cut,
+from conftest import (DOCS, REPO, SNIPPETS, ahead, included_snippets, mkdocs_process, network_can_be_cut,
                       page_includes, run_ahead)
 from sdpa import env
+from sitebuild.execute import die_with_parent
+
+
+def mkdocs(*args: str, engine: str = "mkdocs", offline: bool = False, **changes: str) -> subprocess.CompletedProcess:
+    """Run :func:`mkdocs_process` to its end, in a process that dies with the session."""
+    command, environment = mkdocs_process(*args, engine=engine, offline=offline, **changes)
+    return subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=900,
+                          preexec_fn=functools.partial(die_with_parent, os.getpid()))
+
+
+def build_in_process(config: Path, site: Path, store: Path) -> Path:
+    """Build ``config``'s site into ``site`` through MkDocs' API, one worker running its
+    snippets into ``store``."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    with contextlib.chdir(REPO), env.changed(**{env.STORE: str(store), env.JOBS: "1", "NO_MKDOCS_2_WARNING": "1"}):
+        loaded = load_config(str(config), site_dir=str(site))
+        loaded.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(loaded)
+        finally:
+            loaded.plugins.on_shutdown()
+    return site
 
 
 def page_html(site: Path, page: str) -> str:
@@ -400,8 +427,10 @@ def test_a_quick_built_page_says_so_under_its_title(built_site):
     line = re.search(r'</h1>\n(<p class="sdpa-profile">.*?</p>)\n', page)
     assert line and "quick profile" in line[1] and f'href="{href}"' in line[1] and page.count("sdpa-profile") == 1
     assert "sdpa-profile" not in page_html(built_site, "glossary.md")
-    top, end = report.profile_note("full", "../build-report/", "../build-report/")
-    assert not top and "full profile" in end and 'href="../build-report/"' in end
+    linked = SimpleNamespace(get_file_from_path=lambda path: SimpleNamespace(url_relative_to=lambda page: "../r/"))
+    full = report.with_profile("<h1>T</h1>\n<p>Text.</p>", "full", SimpleNamespace(file=None),
+                               SimpleNamespace(extra={}), linked)
+    assert full.startswith("<h1>T</h1>\n<p>Text.</p>\n") and "full profile" in full and 'href="../r/"' in full
     files = SimpleNamespace(get_file_from_path=lambda path: None)  # a one-page preview: no page to link
     alone = report.with_profile("<h1>T</h1>\n<p>Text.</p>", "quick", SimpleNamespace(file=None),
                                 SimpleNamespace(extra={}), files)

@@ -15,9 +15,8 @@ if str(LIBRARY_ROOT) not in sys.path:
 
 
 def markdown_extension(extension: type) -> tuple:
-    """``makeExtension`` (for any engine that runs Python-Markdown) and the hook ``on_config``
-    (which adds the extension when the configuration does not list it) of a module that is
-    both: ``makeExtension, on_config = markdown_extension(E)``."""
+    """``makeExtension`` (for any engine) and the hook ``on_config`` (adding the extension when
+    the configuration does not list it): ``makeExtension, on_config = markdown_extension(E)``."""
 
     def make_extension(**options):
         return extension(**options)

@@ -128,11 +128,8 @@ def _defines(node: ast.stmt) -> tuple[str, list[str]]:
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str:
-    if not node.level:
-        return node.module or ""
-    parts = package.split(".")
-    base = parts[: len(parts) - node.level + 1]
-    return ".".join(base + ([node.module] if node.module else []))
+    parts = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+    return ".".join(parts + ([node.module] if node.module else []))
 
 
 class Library:
@@ -254,9 +251,8 @@ class Library:
 
 
 def add_pages(files, config, library: Library) -> bool:
-    """Add the Code pages to ``files`` and list them in the nav entry naming ``code/index.md``.
-
-    A site whose nav has no such entry gets no Code pages (and returns False)."""
+    """Add the Code pages to ``files``, listed in the nav entry naming ``code/index.md`` (a
+    site without one gets none: False)."""
     section = next((entry for entry in config.nav or [] if isinstance(entry, dict)
                     and any(v == SECTION or isinstance(v, list) and SECTION in v for v in entry.values())), None)
     if section is None:

@@ -63,9 +63,8 @@ def code() -> str:
 
 
 def device() -> str:
-    """The device the snippets run on, as ``sdpa.runtime.device()`` names it: ``SDPA_DEVICE``,
-    else ``cpu`` for a torch built without CUDA or ROCm (read from ``torch/version.py``, so
-    that the MkDocs process needs no torch), else torch's answer."""
+    """``sdpa.runtime.device()``'s answer, without importing torch where ``SDPA_DEVICE`` is set
+    or ``torch/version.py`` shows a build without CUDA or ROCm."""
     spec = importlib.util.find_spec("torch")
     built = Path(spec.origin).with_name("version.py").read_text() if spec and spec.origin else ""
     if env.wanted_device() or not re.search(r"^(cuda|hip)\b[^=\n]*=\s*['\"]", built, re.M):
@@ -129,9 +128,8 @@ def runs_with(markdown: str) -> str | None:
 
 
 def jobs_of(snippets: dict[str, list[Snippet]], markdown: dict[str, str]) -> dict[str, list[Snippet]]:
-    """A worker's job per page of ``snippets``: its own, then those of each page that
-    ``runs_with`` it (when both run), which so shares the studies the library memoises per
-    process (a page split off another that reads the same runs)."""
+    """A worker's job per page: its snippets, then those of each page that ``runs_with`` it,
+    which so shares the studies the library memoises per process."""
     jobs = {page: list(found) for page, found in snippets.items() if runs_with(markdown[page]) not in snippets}
     for page, found in snippets.items():
         if page not in jobs:
@@ -220,11 +218,9 @@ def _failed(error: BaseException, filename: str) -> SnippetError:
 
 
 def execute(code: str, filename: str, namespace: dict | None = None) -> str:
-    """Run one snippet in a fresh module named after ``filename``; return what it printed.
-
-    Only ``print`` is captured, as markdown-exec does; the code is compiled under the file's
-    name, so a traceback names the snippet's file and line. Raises :class:`SnippetError`.
-    ``namespace``, when given, receives the module's globals."""
+    """Run one snippet in a fresh module named after ``filename``; what it printed (``print``
+    alone, as markdown-exec captures). Raises :class:`SnippetError`, naming file and line;
+    ``namespace`` receives the module's globals."""
     chunks: list[str] = []
 
     def captured_print(*texts, end: str = "\n", **_) -> None:
@@ -248,10 +244,9 @@ def execute(code: str, filename: str, namespace: dict | None = None) -> str:
 
 
 def run(snippet: Snippet) -> tuple[dict, bytes]:
-    """One snippet's record (what it printed, its failure, the global state it left behind:
-    changed rcParams, open pyplot figures; its seconds and context) and its data pickled:
-    its namespace less its imports and what cloudpickle cannot write (the classes and
-    functions it defines, by value: their module is gone once the snippet has run)."""
+    """One snippet's record (what it printed, its failure, the global state it left behind,
+    its seconds and context) and its namespace pickled, less its imports and what
+    cloudpickle cannot write (what it defines goes by value: its module is gone)."""
     import cloudpickle
     import matplotlib
     import matplotlib.pyplot as plt
@@ -369,10 +364,9 @@ def preload(sources: list[str]) -> list[str]:
 
 
 class Run:
-    """What the store lacks of a plan, running in worker processes (``jobs``, else
-    ``SDPA_JOBS``, else one per core), the slowest pages first (by their seconds last time;
-    pages never timed first), with a line as it starts and as each page is done. A reader
-    of the store meanwhile waits for the record it needs (:meth:`wait`)."""
+    """What the store lacks of a plan, running in ``jobs`` (``SDPA_JOBS``, one per core) worker
+    processes, the slowest pages first (never timed, then by their seconds last time), a line
+    as each page is done; a reader of the store waits for the record it needs (:meth:`wait`)."""
 
     def __init__(self, plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print):
         stale = {page: [(snippet, path) for snippet in snippets if not (path := plan.record(snippet)).exists()]
@@ -422,27 +416,27 @@ class Run:
             self.pending[path].result()
 
     def close(self, failed: bool = False) -> set[Path]:
-        """Wait for the workers (after a failure, stop them); return the records it wrote."""
-        if self.pool is not None:
-            if failed:
-                for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+        """Wait for the workers (raising what one raised) or, after a failure, stop them; the
+        records this run wrote."""
+        try:
+            for future in set(self.pending.values()) if self.pool is not None and not failed else []:
+                future.result()
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            if self.pool is not None:
+                for process in list((getattr(self.pool, "_processes", None) or {}).values()) if failed else []:
                     process.terminate()
-            self.pool.shutdown(wait=True, cancel_futures=failed)
-            self.pool = None
-            _write(self.folder / "seconds.json", json.dumps(dict(sorted(self.seconds.items())), indent=1).encode())
+                self.pool.shutdown(wait=True, cancel_futures=failed)
+                self.pool = None
+                _write(self.folder / "seconds.json", json.dumps(dict(sorted(self.seconds.items())), indent=1).encode())
         return set(self.pending)
 
 
 def run_plan(plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print) -> set[Path]:
     """:class:`Run` to its end; the records written. Raises what a worker raised."""
-    run, failed = Run(plan, jobs, say), True
-    try:
-        for future in set(run.pending.values()):
-            future.result()
-        failed = False
-    finally:
-        ran = run.close(failed)
-    return ran
+    return Run(plan, jobs, say).close()
 
 
 def main(argv: list[str] | None = None) -> int:

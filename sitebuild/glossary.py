@@ -17,7 +17,7 @@ from markdown import Extension
 from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
-from sitebuild import markdown_extension
+from sitebuild import markdown_extension, markup
 
 DEFINITION = re.compile(r"^\*\[(?P<term>[^\]]+)\]:[ ]*(?P<text>.+)$")
 MARKER = "<!-- glossary -->"
@@ -76,20 +76,10 @@ class _PlainHeadingsAndLinks(Treeprocessor):
             node = abbr
             while node in parents and node.tag not in self.PLAIN:
                 node = parents[node]
-            if node.tag in self.PLAIN:
-                _unwrap(abbr, parents[abbr])
-
-
-def _unwrap(element: etree.Element, parent: etree.Element) -> None:
-    """Replace ``element`` by its text (a term has no children)."""
-    index = list(parent).index(element)
-    text = (element.text or "") + (element.tail or "")
-    if index == 0:
-        parent.text = (parent.text or "") + text
-    else:
-        previous = parent[index - 1]
-        previous.tail = (previous.tail or "") + text
-    parent.remove(element)
+            if node.tag in self.PLAIN:  # the term, which has no children, becomes its text
+                parent = parents[abbr]
+                markup.append_text(parent, parent[:list(parent).index(abbr)], (abbr.text or "") + (abbr.tail or ""))
+                parent.remove(abbr)
 
 
 class GlossaryExtension(Extension):

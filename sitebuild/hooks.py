@@ -36,10 +36,9 @@ class Build:
 
     def __init__(self, config):
         self.config, self.bases = config, execute.snippet_bases(config)
-        self.plan: execute.Plan | None = None
-        self.run: execute.Run | None = None  # what the store lacked, running in workers
+        self.plan, self.run = None, None  # the keys; what the store lacked, running in workers
         self.library: code_pages.Library | None = None  # None: no Code pages
-        self.page, self.failures, self.report = "", [], report.BuildReport()
+        self.page, self.failures, self.snippets, self.notebooks = "", [], [], []  # the last two: the report
         self.profiles: dict[str, str] = {}  # page -> the profile its snippets ran with
 
 
@@ -85,7 +84,6 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 def on_pre_page(page, config, files):
     _build.page = page.file.src_uri
-    return page
 
 
 def _record(path: Path, what: str) -> dict:
@@ -103,7 +101,7 @@ def _output(code: str, filename: str) -> str:
     page = _build.page
     path = _build.plan.record(Snippet(page, filename, code))
     record = _record(path, f"{filename} (page docs/{page})")
-    _build.report.add(page, filename, record, ran=path in _build.run.pending)
+    _build.snippets.append(report.entry(page, record, path in _build.run.pending, filename))
     _build.profiles[page] = record["profile"]
     if record["failure"] is not None:
         failure = SnippetFailure(**record["failure"])
@@ -117,7 +115,7 @@ def _notebook_page(path: str, kwargs: dict) -> str:
     page = Path(path).relative_to(Path(_build.config.docs_dir).resolve()).as_posix()
     record_path = _build.plan.notebook(path, kwargs)
     record = _record(record_path, f"docs/{page}")
-    _build.report.add_notebook(page, record, ran=record_path in _build.run.pending)
+    _build.notebooks.append(report.entry(page, record, record_path in _build.run.pending))
     return record["html"]
 
 
@@ -152,7 +150,7 @@ def on_post_page(output: str, page, config) -> str:
 def on_post_build(config) -> None:
     _build.run.close()
     notebook.write_downloads(config, _build.bases)
-    _build.report.write(config.site_dir, report.digests(config, _build.plan))
+    report.write(config.site_dir, _build.snippets, _build.notebooks, report.digests(config, _build.plan))
 
 
 def on_build_error(error) -> None:

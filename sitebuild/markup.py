@@ -117,10 +117,8 @@ def _escapes(dialect: Dialect) -> tuple[Callable[[str], str], Callable[[str], st
 
 
 def unwrap(element: Element, bare: Callable[[Element], bool]) -> None:
-    """Replace every element below ``element`` for which ``bare`` holds by its content (its
-    text and children), in one pass over each element's children. A newline that opens its
-    text and one that opens its tail (the line breaks after its start and end tags) go
-    with it."""
+    """Replace every element below ``element`` for which ``bare`` holds by its content, in one
+    pass; a newline that opens its text or its tail (after its tags) goes with it."""
     kept: list[Element] = []
     changed = False
     for child in element:
@@ -130,9 +128,9 @@ def unwrap(element: Element, bare: Callable[[Element], bool]) -> None:
             kept.append(child)
             continue
         changed = True
-        _append(element, kept, (child.text or "").removeprefix("\n"))
+        append_text(element, kept, (child.text or "").removeprefix("\n"))
         kept.extend(child)
-        _append(element, kept, (child.tail or "").removeprefix("\n"))
+        append_text(element, kept, (child.tail or "").removeprefix("\n"))
     if changed:
         element[:] = kept
 
@@ -141,11 +139,11 @@ def remove(parent: Element, child: Element) -> None:
     """Take ``child`` and the whitespace that follows it out of ``parent``."""
     index = list(parent).index(child)
     kept = parent[:index]
-    _append(parent, kept, (child.tail or "").lstrip())
+    append_text(parent, kept, (child.tail or "").lstrip())
     del parent[index]
 
 
-def _append(parent: Element, children: list[Element], text: str) -> None:
+def append_text(parent: Element, children: list[Element], text: str) -> None:
     """Add ``text`` after the last of ``children`` (the first of ``parent``'s), or to
     ``parent``'s own text if there is none."""
     if not text:

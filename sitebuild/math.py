@@ -93,11 +93,8 @@ def _only_child(element: markup.Element) -> markup.Element | None:
 
 
 def _scriptlevel_on_mstyle(math: markup.Element) -> None:
-    """Move ``scriptlevel`` from an ``<mtable>`` to an ``<mstyle>`` around it.
-
-    MathML Core allows the attribute on every element, but the Nu HTML checker still
-    follows MathML 3, where it belongs to ``mstyle``; the two spellings lay out the same.
-    """
+    """Move ``scriptlevel`` from an ``<mtable>`` to an ``<mstyle>`` around it: MathML Core
+    allows it anywhere, the Nu HTML checker (MathML 3) on ``mstyle`` only; both lay out alike."""
     for parent in [element for element in math.iter() if any(child.tag == "mtable" for child in element)]:
         for index, table in enumerate(list(parent)):
             if table.tag == "mtable" and "scriptlevel" in table.attrib:

@@ -31,7 +31,7 @@ class _ReadableHeadings(Treeprocessor):
     def run(self, root: etree.Element) -> None:
         for heading in (el for el in root.iter() if el.tag in self.HEADINGS):
             self._rewrite(heading)
-        for token in _walk(getattr(self.md, "toc_tokens", [])):
+        for token in _walk(getattr(self.md, "toc_tokens", []), lambda token: token.get("children", [])):
             token["name"] = readable(token["name"])
             token["html"] = readable(token.get("html", ""))
 
@@ -45,10 +45,10 @@ class _ReadableHeadings(Treeprocessor):
                 child.tail = readable(child.tail)
 
 
-def _walk(tokens):
-    for token in tokens:
-        yield token
-        yield from _walk(token.get("children", []))
+def _walk(items, children):
+    for item in items:
+        yield item
+        yield from _walk(children(item), children)
 
 
 class ReadableExtension(Extension):
@@ -70,12 +70,6 @@ def on_page_content(html: str, page, config, files) -> str:
         parts = re.split(r"(<[^>]+>)", match[0])  # rewrite the text between tags only
         return "".join(part if part.startswith("<") else readable(part) for part in parts)
 
-    for link in _walk_links(page.toc):
+    for link in _walk(page.toc, lambda link: link.children):
         link.title = readable(link.title)
     return re.sub(r"<h([1-6])\b.*?</h\1>", heading, html, flags=re.S)
-
-
-def _walk_links(links):
-    for link in links:
-        yield link
-        yield from _walk_links(link.children)

@@ -1,15 +1,11 @@
-"""The build report: what the build read from the store, and the digests it was built from.
+"""The build report, the records the *Build report* page reads, and each page's profile line.
 
-Every executed snippet, with its page, figures, device, profile, seconds and whether this
-build ran it (else an earlier run into the store did), and the notebook page. Written to
-``build-report.json`` beside the site and read by the *Build report* page, so timings
-stay out of the pages and two builds give byte-identical HTML. Its ``digests`` name the
-code, the run's context and the sources the site was made from: a test of a site built
-beforehand (``SDPA_BUILT_SITE``) compares them with the checkout's (:func:`digests`).
-
-The *Build report* page also says how the claims were swept and how long the last full
-build took, read from the records that ``scripts/claims_sweep.py --record`` and
-``scripts/benchmark.py --full`` commit under ``bench/records/`` (:func:`records_markdown`).
+``build-report.json``, beside the site (timings stay out of the pages, which two builds make
+byte for byte the same): each snippet's and notebook's page, figures, device, profile,
+seconds and whether this build ran it, and the :func:`digests` the site was made from,
+which a test of a site built beforehand (``SDPA_BUILT_SITE``) compares with the checkout's.
+:func:`records_markdown` reads the sweeps and the last full build committed under
+``bench/records/`` (``scripts/claims_sweep.py --record``, ``scripts/benchmark.py --full``).
 """
 
 from __future__ import annotations
@@ -31,32 +27,24 @@ DECIDES, REPORT = "full_build_decides", "build-report.md"
 RECORDS = "<!-- records -->"
 
 
-class BuildReport:
-    def __init__(self) -> None:
-        self.snippets: list[dict] = []
-        self.notebooks: list[dict] = []
+def entry(page: str, record: dict, ran: bool, snippet: str = "") -> dict:
+    """A snippet's (or, without ``snippet``, the notebook's) line of the report, from its
+    ``record`` in the store (``ran``: this build's workers wrote it)."""
+    found = {"snippet": snippet, "figures": FIGURE_ID.findall(record["output"]),
+             "tables": record["output"].count("<table>")} if snippet else {}
+    return {"page": page, **found, "seconds": record["seconds"], "ran": ran,
+            **{key: record[key] for key in ("device", "torch", "profile")}}
 
-    def add(self, page: str, snippet: str, record: dict, *, ran: bool) -> None:
-        """A snippet's ``record`` from the store (``ran``: this build's workers wrote it)."""
-        output = record["output"]
-        self.snippets.append({"page": page, "snippet": snippet, "figures": FIGURE_ID.findall(output),
-                              "tables": output.count("<table>"), "seconds": record["seconds"], "ran": ran,
-                              **{key: record[key] for key in ("device", "torch", "profile")}})
 
-    def add_notebook(self, page: str, record: dict, *, ran: bool) -> None:
-        self.notebooks.append({"page": page, "seconds": record["seconds"], "ran": ran,
-                               **{key: record[key] for key in ("device", "torch", "profile")}})
-
-    def write(self, site_dir: str, digests: dict) -> None:
-        total = round(sum(entry["seconds"] for entry in self.snippets + self.notebooks), 3)
-        report = {"snippets": self.snippets, "notebooks": self.notebooks, "total_seconds": total, "digests": digests}
-        Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))
+def write(site_dir: str, snippets: list[dict], notebooks: list[dict], digests: dict) -> None:
+    total = round(sum(entry["seconds"] for entry in snippets + notebooks), 3)
+    report = {"snippets": snippets, "notebooks": notebooks, "total_seconds": total, "digests": digests}
+    Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))
 
 
 def digests(config, plan) -> dict:
-    """What a site was made from: the code its snippets ran (``sitebuild.execute.code``),
-    their run's context, and every file the build reads (the pages, the snippets and their
-    includes, the build's code, ``mkdocs.yml``)."""
+    """What a site was made from: its snippets' code and run context, and every file the
+    build reads (the pages, the snippets and includes, the build's code, ``mkdocs.yml``)."""
     digest = hashlib.sha256()
     roots = [Path(config.config_file_path), Path(config.docs_dir), Path(__file__).parent,
              *(Path(base) for base in config.mdx_configs["pymdownx.snippets"]["base_path"])]
@@ -95,10 +83,9 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
 
 
 def with_profile(html: str, profile: str, page, config, files) -> str:
-    """A page's HTML with the profile that sized its experiments named: a quick-built page
-    says so in a line under its title, linking what the full build decides; a full-built
-    page closes with a line naming its profile, linking the build report. A link whose page
-    the site lacks (a one-page preview) is left out."""
+    """A page's HTML naming the profile that sized its experiments: quick in a line under its
+    title, linking what the full build decides; full in a closing line, linking the build
+    report (a link to a page the site lacks, in a one-page preview, left out)."""
     def link(target: str, text: str) -> str:
         path, _, anchor = target.partition("#")
         found = files.get_file_from_path(path)

@@ -72,16 +72,11 @@ def on_page_content(content: str, page, config, files) -> str:
 _CHECKBOX_AUTOCOMPLETE = re.compile(r'(<input\b[^>]*\btype="checkbox"[^>]*?)\s+autocomplete="off"')
 
 
-def _valid_toggles(output: str) -> str:
-    output = _CHECKBOX_AUTOCOMPLETE.sub(r"\1", output)
-    output = output.replace(' tabindex=""', "")
+def on_post_page(output: str, **_) -> str:
+    """Material's toggles, on every page and every page made from a template alone (404.html)."""
+    output = _CHECKBOX_AUTOCOMPLETE.sub(r"\1", output).replace(' tabindex=""', "")
     ids = set(_ids(output))
     return re.sub(r'(<label\b[^>]*?) for="([^"]+)"', lambda m: m[0] if m[2] in ids else m[1], output)
 
 
-def on_post_page(output: str, page, config) -> str:
-    return _valid_toggles(output)
-
-
-def on_post_template(output: str, template_name: str, config) -> str:
-    return _valid_toggles(output)  # pages made from a theme template alone (404.html)
+on_post_template = on_post_page

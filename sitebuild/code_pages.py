@@ -112,9 +112,8 @@ class Module:
 def _lazy_names(node: ast.stmt) -> dict[str, str]:
     """``_HOMES = {"seed": "sdpa.runtime", ...}`` in ``sdpa/__init__.py``: each name the
     package gives on first use, and the module it comes from."""
-    if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_HOMES"]:
-        return ast.literal_eval(node.value)
-    return {}
+    homes = isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_HOMES"]
+    return ast.literal_eval(node.value) if homes else {}
 
 
 def _defines(node: ast.stmt) -> tuple[str, list[str]]:

@@ -374,6 +374,7 @@ class Run:
         stale = {page: todo for page, todo in stale.items() if todo}
         books = {page: path for page, args in plan.notebooks.items() if not (path := plan.notebook(*args)).exists()}
         self.folder, self.pending, self.pool = plan.folder, {}, None
+        self.pages = {snippet.page for todo in stale.values() for snippet, _ in todo} | set(books)
         if not stale and not books:
             return
         try:
@@ -439,7 +440,7 @@ def run_plan(plan: Plan, jobs: int | None = None, say: Callable[[str], None] = p
     return Run(plan, jobs, say).close()
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int | str:
     parser = argparse.ArgumentParser(prog="python -m sitebuild.execute", description=__doc__.split("\n")[0])
     parser.add_argument("pages", nargs="*", help="pages under docs/ (default: every page)")
     parser.add_argument("--store", type=Path, help=f"the store's folder (default: {env.STORE}, else .cache/store)")
@@ -448,13 +449,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from mkdocs.config import load_config
 
-    if args.store:
-        env.export(**{env.STORE: str(args.store.resolve())})
+    env.export(**({env.STORE: str(args.store.resolve())} if args.store else {}))
     try:
         run_plan(plan(load_config(args.config_file), args.pages or None), args.jobs, lambda x: print(x, flush=True))
     except CodeChanged as error:
-        print(error, file=sys.stderr)
-        return 1
+        return str(error)
     return 0
 
 

@@ -68,6 +68,9 @@ def on_pre_build(config) -> None:
 
 
 def on_files(files, config):
+    for file in files.documentation_pages():  # ``mkdocs serve --dirty`` renders a page whose runs changed
+        if file.src_uri in _build.run.pages:
+            file.is_modified = lambda: True
     library = code_pages.Library(_build.bases)
     if code_pages.add_pages(files, config, library):
         _build.library = library

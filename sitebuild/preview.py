@@ -63,7 +63,7 @@ def build_one_page(snippet: str, site: Path, page: str) -> str:
     return (site / ("" if stem == "index" else stem) / "index.html").read_text()
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int | str:
     parser = argparse.ArgumentParser(prog="python -m sitebuild.preview", description=__doc__.splitlines()[0])
     parser.add_argument("snippet", type=Path, help="snippets/<page>/<name>.py")
     parser.add_argument("--out", type=Path, default=REPO / "preview", help="folder to write into (default: preview/)")
@@ -77,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         page = build_one_page(name, out / "site", source)
     except Exception as error:  # the build's own message names the snippet's file, line and page
-        print(f"preview failed: {error}", file=sys.stderr)
-        return 1
+        return f"preview failed: {error}"
     folder = posixpath.join("site", source.removesuffix(".md").removesuffix("index"))
 
     def from_here(match: re.Match) -> str:  # a link of the page, from preview/ rather than its folder

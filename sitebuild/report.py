@@ -57,9 +57,8 @@ def digests(config, plan) -> dict:
 
 def _offsets(offsets: list[int]) -> str:
     """``0–19`` for a run of offsets, else the list."""
-    if offsets == list(range(offsets[0], offsets[-1] + 1)) and len(offsets) > 2:
-        return f"{offsets[0]}–{offsets[-1]}"
-    return ", ".join(map(str, offsets))
+    whole = offsets == list(range(offsets[0], offsets[-1] + 1)) and len(offsets) > 2
+    return f"{offsets[0]}–{offsets[-1]}" if whole else ", ".join(map(str, offsets))
 
 
 def records_markdown(folder: Path = RECORDS_DIR) -> str:

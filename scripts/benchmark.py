@@ -142,14 +142,16 @@ SNIPPET_EDIT = REPO / "snippets" / "derivation" / "worked_example.py"
 
 
 class Serve:
-    """A real ``mkdocs serve`` on a free port, its log lines read as they come."""
+    """A real ``mkdocs serve --dirty --no-strict`` (the README's quick loop) on a free port, its
+    log lines read as they come."""
 
     def __init__(self, store: Path) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{self.port}"], cwd=REPO, text=True,
+            [sys.executable, "-m", "mkdocs", "serve", "--dirty", "--no-strict", "-a", f"127.0.0.1:{self.port}"],
+            cwd=REPO, text=True,
             env=names.environment({"NO_MKDOCS_2_WARNING": "1", names.STORE: str(store)}), stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT)
         self.lines: queue.Queue = queue.Queue()
@@ -212,9 +214,9 @@ def parse_offsets(text: str) -> list[int]:
     return offsets
 
 
-def row(what: str, result: dict | None, target: float | str = "") -> str:
+def row(what: str, result: dict | None, target: float | str = "") -> str | None:
     if not result:
-        return ""
+        return None
     status = "" if result["returncode"] == 0 else " (**failed**)"
     return (f"| {what}{status} | {result['wall_s']} | {result['x_reference']} | {result['cpu_s']} | "
             f"{result['load_before']} | {target} |")
@@ -240,9 +242,9 @@ def markdown(results: dict) -> str:
         lines.append(f"| full build and its claims together | {total} | | | | {TARGETS['full']} |")
     loop = results.get("serve_loop")
     if loop:
-        lines += [f"| `mkdocs serve`: a {kind} edit, saved to reloaded ({len(loop[f'{kind}_s'])} edits) | "
+        lines += [f"| `mkdocs serve --dirty`: a {kind} edit, saved to reloaded ({len(loop[f'{kind}_s'])} edits) | "
                   f"{min(loop[f'{kind}_s'])}–{max(loop[f'{kind}_s'])} | | | | |" for kind in ("prose", "snippet")]
-    lines = [line for line in lines if line]
+    lines = [line for line in lines if line is not None]
     lines += ["", "CPU: the machine's busy core-seconds while the command ran; on 2 cores a command can take at "
               "most twice its wall time. × ref: the wall time over the reference workload's seconds "
               "(`REFERENCE` in scripts/benchmark.py), timed before and after each row: "

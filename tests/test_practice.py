@@ -6,7 +6,9 @@ import math
 
 import pytest
 
+import sdpa
 from sdpa.attention import Scale
+from sdpa.stats import paired
 
 #: Every test here checks what the page says about a measured quantity.
 pytestmark = pytest.mark.claims
@@ -33,20 +35,19 @@ def test_folded_forward_identical_and_t5_unit_spread(run_snippet, claim):
 
 def test_folding_needs_the_optimiser_specific_learning_rate(run_snippet, claim):
     result = run_snippet("practice/folded_training.py").namespace["result"]
+    assert list(result) == ["adam", "sgd"], "the rules in one order on the page: Adam, then SGD"
     for optimizer, r in result.items():
         arms = [r[name] for name in ("reference", "naive", "rule", "other")]
         assert all(arm["init_gap"] == 0.0 for arm in arms), "identical at step 0"
         assert r["reference"]["max_gap"] == 0.0
+        # the identity, bit for bit: the rule's arm trained alone (Adam: epsilon / s too)
+        assert r["retraces"], f"{optimizer}: the folded head with the rule's rate retraces the reference"
         claim.above(f"{optimizer}: unchanged rates change the run", r["naive"]["max_gap"], 1.0, log=True)
         claim.above(f"{optimizer}: the other optimiser's rule changes it", r["other"]["max_gap"], 0.3, log=True)
         claim.above(f"{optimizer}: the reference learns", r["reference"]["final_accuracy"], 0.9)
         naive_end = abs(r["naive"]["final_loss"] - r["reference"]["final_loss"])
         claim.above(f"{optimizer}: the naive fold ends far away", naive_end, 0.5, log=True)
-        # the rule arm is far closer to the reference than the naive fold (SGD's: exactly, below)
-        if r["rule"]["max_gap"] > 0:
-            claim.below(f"{optimizer}: rule arm's gap x 10 / naive's",
-                        r["rule"]["max_gap"] * 10 / r["naive"]["max_gap"], 1, log=True)
-    assert result["sgd"]["rule"]["max_gap"] == 0.0, "SGD with lr * s^2 retraces it exactly"
+    assert result["sgd"]["rule"]["max_gap"] == 0.0, "SGD with lr * s^2 retraces it exactly, even together"
 
 
 def test_multihead_scaled_heads_are_comparable(run_snippet, claim):
@@ -145,20 +146,20 @@ def test_sharp_heads_carry_more_of_the_layer_after_w_o(run_snippet, claim):
 
 
 @pytest.mark.profiles("full")
-def test_the_scaled_blocks_best_rate_is_an_optimum_at_every_head_count(run_snippet, claim):
-    """"The best rate lies inside the grid and both of the grid's ends end higher, at every
-    head count": the line under the table reads optimum against optimum, not an edge of the
-    grid. (The full build of 2 December 2026 found the one-head block's best at the lowest
-    of three rates, so the grid gained a lower one; and at two heads 0.003 and 0.01 tie, so
-    the claim is about the grid's ends, not the best rate's neighbours.)"""
+def test_the_head_count_lines_read_the_table(run_snippet):
+    """Kind (b): the lines under the table are printed from its data, with their intervals.
+    ("Both ends of the grid end higher at every head count" was a claim: over offsets 0-2 of
+    the full profile its two-head margin was 2.2 standard deviations, so the snippet prints
+    the intervals instead.)"""
     run = run_snippet("practice/head_count_training.py")
     result, lrs = run.namespace["result"], run.namespace["result"]["lrs"]
     picks = [result["best"][heads, Scale.INV_SQRT] for heads in result["heads"]]
     assert ("the best rate moves with the head count" in run.output) == (len(set(picks)) > 1)
+    inside = all(0 < lrs.index(lr) < len(lrs) - 1 for lr in picks)
+    assert ("the best rate lies inside the grid at every head count" in run.output) == inside
     for heads in result["heads"]:
         loss = result["losses"][heads][Scale.INV_SQRT]  # (rates, seeds)
         best = lrs.index(result["best"][heads, Scale.INV_SQRT])
-        assert 0 < best < len(lrs) - 1, "the best rate lies inside the grid"
-        for other in (0, len(lrs) - 1):  # both ends of the grid end higher, paired by seed
-            claim.paired_above(f"{heads} heads: loss at {lrs[other]:g} over the best rate's",
-                               loss[other].tolist(), loss[best].tolist())
+        for end in (0, len(lrs) - 1):
+            interval = paired(loss[end].tolist(), loss[best].tolist())
+            assert f"[{sdpa.fmt(interval.low)}, {sdpa.fmt(interval.high)}]" in run.output

@@ -33,12 +33,13 @@ def test_logit_growth_at_high_lr(run_snippet, claim):
     result = run_snippet("qk-norm/logit_growth.py").namespace["result"]
     curves = result["curves"]
     assert result["lr"] == max(QK_NORM_SWEEP.lrs)
-    # "more than five-thousandfold, into the hundreds or thousands" (8,700 to 37,000 times over
-    # seed offsets 0-19; four orders of magnitude, the page's old claim, failed at two of them)
+    # "more than a thousandfold, into the hundreds" (8,700 to 37,000 times over seed offsets
+    # 0-19: five-thousandfold, set just below that, had a margin of 3.1; four orders of
+    # magnitude failed at two offsets)
     for name in (BASE, NO_SCALE):
         c = curves[name]
         claim.above(f"{name}: final largest logit", c["mean"][-1], 100, log=True)
-        claim.above(f"{name}: growth of the largest logit", c["mean"][-1] / c["mean"][0], 5e3, log=True)
+        claim.above(f"{name}: growth of the largest logit", c["mean"][-1] / c["mean"][0], 1e3, log=True)
     for name in (QK, QK_NO_SCALE):  # within the bound, at every step and seed
         c = curves[name]
         assert c["qk_norm"]

@@ -21,7 +21,8 @@ def test_temperature_limits_and_monotonicity(run_snippet, claim):
     r = run_snippet("temperature/softmax_temperature.py").namespace["result"]
     temps = r["temperatures"]
     assert temps[0] == pytest.approx(0.01) and temps[-1] == pytest.approx(100)
-    # T -> 0: argmax (a few near-ties keep the mean just below 1).
+    # T -> 0: argmax (a few near-ties keep the mean just below 1); 4,096 rows, since 512 left
+    # margins of 2.5 and 3.0 over six offsets.
     claim.above("T = 0.01: mean largest weight", r["max_weight"][0], 0.98)
     claim.below("T = 0.01: mean entropy", r["entropy"][0], 0.05)
     # T -> infinity: uniform.
@@ -64,40 +65,45 @@ def test_scale_choice_table(run_snippet, claim):
     assert d_k == 128
     rows = {r["scale"]: r for r in result["rows"]}
     none, by_d, by_sqrt = rows[Scale.NONE], rows[Scale.INV], rows[Scale.INV_SQRT]
-    # Softmax-input variance at initialisation: c^2 d_k, within 15% (the mean of the seeds; one
+    # Softmax-input variance at initialisation: c^2 d_k, within 15% (the mean of 8 seeds; one
     # seed's variance is off by 9%, one SD, so 15% is about 3 SE; 10% failed at 5 offsets of 20).
     claim.near("unscaled: initial variance d_k", none["init_variance"], d_k, rel=0.15)
     claim.near("1/d_k: initial variance 1/d_k", by_d["init_variance"], 1 / d_k, rel=0.15)
     claim.near("1/sqrt(d_k): initial variance 1", by_sqrt["init_variance"], 1.0, rel=0.15)
-    # At initialisation: unscaled nearly one-hot, 1/d_k within 20% of uniform.
+    # At initialisation (8 seeds, four batches each): unscaled peaked, 1/d_k within 20% of uniform.
     claim.above("unscaled: initial largest weight", none["init_max_weight"], 0.85)
     claim.near("1/d_k: initial largest weight, uniform", by_d["init_max_weight"], 1 / result["n_pairs"], rel=0.20)
-    # No scaling: slower (no seed below 0.5 in the run), but learning: its best seed below chance
-    # (the mean of 3 seeds below chance had a margin under 3: the words narrowed to the best seed).
-    assert all(math.isinf(s) for s in none["steps_to_target"])
+    # No scaling: slower (at step 50, when every scaled seed is below 0.5, every unscaled seed is
+    # above it; "no seed below 0.5 in 120 steps" had a margin of 2.3 over offsets 0-19), but
+    # learning: its best seed ends below chance (the mean of 3 seeds had a margin under 3).
+    at_50 = result["steps"].index(50)
+    claim.above("unscaled: lowest loss of any seed at step 50", min(s[at_50] for s in none["loss_per_seed"]), 0.5)
     claim.below("unscaled: best seed's final loss, below chance", min(none["final_loss"]),
                 math.log(result["n_values"]))
     # Both scaled arms: every seed below 0.5 by step 50 (20-40 over offsets 0-19).
     claim.below("scaled arms: slowest seed's steps to 0.5", max(by_d["steps_to_target"] + by_sqrt["steps_to_target"]),
                 50.5)
-    # "more than twice the scaled arms' steps": none of its seeds there by the last step, 120
-    assert result["steps"][-1] == 120 and result["steps"][-1] > 2 * 50
-    # 1/d_k: lower loss, accuracy above 99%, sharp rows (softer than 1/sqrt(d_k)).
-    claim.above("1/d_k: final accuracy", by_d["final_accuracy"], 0.99)
+    # 1/d_k: accuracy above 98% ("99%" had a margin of 2.6 over six offsets: narrowed), sharp
+    # rows, softer than 1/sqrt(d_k)'s.
+    claim.above("1/d_k: final accuracy", by_d["final_accuracy"], 0.98)
     claim.above("1/d_k: final largest weight", by_d["final_max_weight"], 0.85)
     claim.above("final entropy, 1/d_k minus 1/sqrt(d_k)", by_d["final_entropy"] - by_sqrt["final_entropy"], 0)
 
 
 def test_logit_growth_after_training(run_snippet, claim):
-    result = run_snippet("temperature/logit_growth.py").namespace["result"]
+    run = run_snippet("temperature/logit_growth.py")
+    result = run.namespace["result"]
     for label, fit in result["fits"].items():  # "before": 0.38-0.55 over seed offsets 0-19
         claim.near(f"{label.value}: slope before training 0.5", fit["before"], 0.5, tol=0.2)
-        claim.above(f"{label.value}: slope after training over the slope before", fit["after"] - fit["before"], 0)
+    # "larger after training" for the unscaled and 1/d_k heads (1/sqrt(d_k)'s rise had a margin
+    # of 2.5 over six offsets: the snippet prints it, with its interval, instead)
+    for rule in (Scale.NONE, Scale.INV):
+        fit = result["fits"][rule]
+        claim.above(f"{rule.value}: slope after training over the slope before", fit["after"] - fit["before"], 0)
+    assert "training raised the exponent by" in run.output
     scaled = {rule: [r["scaled_after"] for r in result["rows"] if r["scale"] is rule]
               for rule in result["fits"]}
-    # 1/d_k: "within a factor of two" and "they fall a little" (1.3-1.7 times over offsets 0-19)
-    claim.below("1/d_k: scaled logits' largest / smallest over d_k",
-                max(scaled[Scale.INV]) / min(scaled[Scale.INV]), 2, log=True)
+    # 1/d_k: "do not grow with d_k: they fall a little" (last / first 0.6-0.8 over offsets 0-5)
     claim.below("1/d_k: scaled logits fall, last / first", scaled[Scale.INV][-1] / scaled[Scale.INV][0], 1, log=True)
     claim.above("1/sqrt(d_k): scaled logits grow, last / first", scaled[Scale.INV_SQRT][-1] / scaled[Scale.INV_SQRT][0],
                 1, log=True)
@@ -107,26 +113,30 @@ def test_logit_growth_after_training(run_snippet, claim):
 
 
 def test_learned_temperature_barely_moves(run_snippet, claim):
-    result = run_snippet("temperature/learned_temperature.py").namespace["result"]
+    run = run_snippet("temperature/learned_temperature.py")
+    result = run.namespace["result"]
     learned, fixed = result["learned"], result["fixed"]
-    for seed, scale in enumerate(learned["scale_ratio"]):
-        claim.between(f"seed {seed}: learned scale's final ratio", scale[-1], 0.75, 1.0)  # 0.78-0.94 over seeds 0-21
-    raw = [r[-1] for r in learned["raw_ratio"]]  # "more than eightfold on average over the seeds"
-    claim.above("raw logits' final ratio, mean over the seeds", sum(raw) / len(raw), 8, log=True)
+    # "ends below its start in every seed" (how far: printed, with its interval); "the raw
+    # scores grow in every seed"
+    claim.below("learned scale: largest final ratio over the seeds", max(r[-1] for r in learned["scale_ratio"]),
+                1, log=True)
+    claim.above("raw logits: smallest final ratio over the seeds", min(r[-1] for r in learned["raw_ratio"]),
+                1, log=True)
+    assert "In this build the learned scale ends at" in run.output
     assert all(s == pytest.approx(result["init_scale"]) for s in fixed["final_scale"])
-    # "within one recorded step": equal in 21 seeds of 22, 5 steps apart in one
-    every = run_snippet("temperature/learned_temperature.py").namespace["STUDY"].record_every
-    assert all(abs(a - b) <= every for a, b in zip(learned["steps_to_target"], fixed["steps_to_target"]))
     claim.above("learned scale: final accuracy", learned["final_accuracy"], 0.95)
     claim.above("fixed scale: final accuracy", fixed["final_accuracy"], 0.95)
 
 
 def test_adam_equivalence(run_snippet, claim):
     result = run_snippet("temperature/adam_equivalence.py").namespace["result"]
-    assert result["step0_diff_b"] < 1e-6  # the same forward pass, up to float32 rounding
-    claim.below("(b) retraces (a): largest difference", result["max_diff_b"], 1e-3)
-    # Step 2 of the derivation: the gradient on W_Q is d_k^(1/4) times larger in (b).
-    assert result["grad_q_ratio_b"] == pytest.approx(result["d_k"] ** 0.25, rel=1e-3)
-    # Folding the constant into the initialisation alone: same start, different training.
-    assert result["step0_diff_c"] == pytest.approx(0.0, abs=1e-6)
-    claim.above("(c) trains differently: largest difference", result["max_diff_c"], 1.0)
+    assert result["r"] == 0.5, "d_k^(-1/4) a power of two: the rescaling is exact"
+    # (a) and (b): the same run, bit for bit: every loss, W_Q and W_K (times r), every seed
+    assert result["b_equals_a"] and result["max_diff_b"] == 0.0
+    assert result["b_weights_equal"]
+    # Step 2 of the derivation: the gradient on W_Q is 1/r = d_k^(1/4) times larger in (b), exactly.
+    assert result["b_gradient_is_a_over_r"]
+    # Folding the constant into the initialisation alone: the same start, different training
+    # ("departs by more than a tenth of a nat": it departs by about one)
+    assert result["step0_diff_c"] == 0.0
+    claim.above("(c) departs from (a): largest loss difference", result["max_diff_c"], 0.1, log=True)

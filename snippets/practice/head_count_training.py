@@ -14,6 +14,7 @@ it; a quick build prints that the full build decides it.
 import sdpa
 from sdpa.attention import Scale
 from sdpa.sizes import sizes
+from sdpa.stats import paired
 
 STUDY = sizes().head_count  # None in the quick profile
 
@@ -45,6 +46,24 @@ if STUDY is not None:
             f"{h} head{'s' * (h > 1)}: {lr:g}" for h, lr in zip(STUDY.heads, picks)) + ")"
 
     print(f"\nWith the factor {says(Scale.INV_SQRT)}; without it, {says(Scale.NONE)}.\n")
+
+    def ends_over_best(heads):
+        """Each end of the grid minus the scaled block's best rate: the loss difference,
+        paired by seed, with its 95% t interval."""
+        loss = result["losses"][heads][Scale.INV_SQRT]
+        best = STUDY.lrs.index(result["best"][heads, Scale.INV_SQRT])
+        return [paired(loss[end], loss[best]) for end in (0, len(STUDY.lrs) - 1)]
+
+    inside = [0 < STUDY.lrs.index(result["best"][h, Scale.INV_SQRT]) < len(STUDY.lrs) - 1
+              for h in STUDY.heads]
+    ends = "; ".join(f"{h} head{'s' * (h > 1)}: " + " and ".join(
+        f"{sdpa.fmt(i.mean)} [{sdpa.fmt(i.low)}, {sdpa.fmt(i.high)}]" for i in ends_over_best(h))
+        for h in STUDY.heads)
+    where = ("inside the grid at every head count" if all(inside) else "at an edge of the grid "
+             "at " + ", ".join(str(h) for h, ok in zip(STUDY.heads, inside) if not ok) + " heads")
+    print(f"With the factor the best rate lies {where}. The loss at the grid's lowest and "
+          f"highest rate, minus the loss at the best one (paired by seed, mean and 95% t "
+          f"interval): {ends}.\n")
 else:
     result = None
     print("!!! note \"The full build decides it\"\n    This training study (160 small models) runs "

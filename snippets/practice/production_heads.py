@@ -95,9 +95,8 @@ print(
         "d_model / heads. The factor × √head dim column is 1 for the plain 1/√d_k rule; Gemma's "
         "<code>query_pre_attn_scalar</code> makes it differ from 1 where that scalar is not the "
         f"head dimension. The logit std is measured on {SAMPLES:,} independent (q, k) pairs per "
-        "row with "
-        "unit-variance components (for T5 and GPT-Neo, q's components have variance 1/head dim, "
-        "as their W_Q initialisation gives on unit-variance inputs), after the soft cap where "
-        "there is one.",
+        "row with unit-variance components, after the soft cap where there is one. For T5 and "
+        "GPT-Neo, q's components have variance 1/head dim, as their W_Q initialisation gives "
+        "on unit-variance inputs.",
     )
 )

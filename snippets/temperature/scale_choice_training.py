@@ -23,18 +23,19 @@ INIT_SEEDS = tuple(range(8))
 
 def scale_choice(d_k=STUDY.main_d_k):
     experiment = STUDY.experiment(d_k)
-    # the spread at initialisation needs no training: measured on 8 seeds (the runs use fewer)
+    # the start needs no training: measured on 8 seeds (the runs use fewer)
     at_init = recall_at_init(replace(experiment, seeds=INIT_SEEDS), n_batches=4)
     history = run_recall(experiment)
     rows = []
     for rule in RULES:
-        curves = history.arm(Arm(rule))
+        curves, start = history.arm(Arm(rule)), at_init.arm(Arm(rule))
         rows.append({
             "scale": rule,
-            "init_variance": at_init.arm(Arm(rule)).logit_var.mean().item(),
-            "init_max_weight": curves.max_weight[0].mean().item(),
-            "init_entropy": curves.entropy[0].mean().item(),
+            "init_variance": start.logit_var.mean().item(),
+            "init_max_weight": start.max_weight.mean().item(),
+            "init_entropy": start.entropy.mean().item(),
             "steps_to_target": history.steps_to(curves.loss, LOSS_TARGET).tolist(),
+            "loss_per_seed": curves.loss.T.tolist(),  # per seed, at every recorded step
             "final_loss": curves.loss[-1].tolist(),
             "final_accuracy": curves.accuracy[-1].mean().item(),
             "final_max_weight": curves.max_weight[-1].mean().item(),
@@ -64,7 +65,7 @@ print(
           " / ".join(f"{s:.0f}" for s in r["steps_to_target"]), mean(r["final_loss"]),
           r["final_accuracy"], r["final_max_weight"], r["final_entropy"]) for r in result["rows"]],
         caption=f"d_k = {result['d_k']}, rows of {result['n_pairs']} keys. “init”: at "
-        f"initialisation (the variance over {len(INIT_SEEDS)} seeds, four batches each). "
+        f"initialisation (the mean over {len(INIT_SEEDS)} seeds, four batches each). "
         "Steps: the first recorded step (every "
         f"{STUDY.record_every}) at which each seed's loss is below {LOSS_TARGET} (inf: never). "
         f"“trained”: after {result['steps'][-1]} steps, mean of {n_seeds} seeds (chance loss is "

@@ -1,6 +1,6 @@
 """Temperature: softmax(z / T) from argmax (T -> 0) to uniform (T -> infinity).
 
-One row of 16 standard-normal logits is shown at three temperatures; then, for 512
+One row of 16 standard-normal logits is shown at three temperatures; then, for 4,096
 such rows, the mean largest weight and the mean entropy against T on a log grid.
 """
 
@@ -12,7 +12,7 @@ import sdpa
 from sdpa.attention import entropy
 
 generator = sdpa.seed(11)
-N_KEYS, N_ROWS = 16, 512
+N_KEYS, N_ROWS = 16, 4096
 TEMPERATURES = torch.logspace(-2, 2, 41, dtype=torch.float64)  # 0.01 ... 100
 EXAMPLE_TS = [0.25, 1.0, 4.0]
 
@@ -41,7 +41,7 @@ result = sweep_temperature(generator)
 figure = sdpa.Figure(
     "temperature-sweep",
     caption=f"Left: one row of {N_KEYS} logits, sorted, at three temperatures. Right: over "
-    f"{N_ROWS} rows, the mean largest weight and the mean entropy (as a share of its maximum, "
+    f"{N_ROWS:,} rows, the mean largest weight and the mean entropy (as a share of its maximum, "
     f"log {N_KEYS}) against T. Small T approaches argmax (largest weight 1, entropy 0); "
     f"large T approaches the uniform row (weight 1/{N_KEYS}, entropy log {N_KEYS}).",
     alt="Left: bar chart of attention weights for T 0.25, 1 and 4, peaked at low T and flat at "
@@ -63,6 +63,7 @@ with figure as (left, right):
     right.plot(result["temperatures"], [h / result["log_n"] for h in result["entropy"]],
                color=sdpa.PALETTE[1], label=f"entropy / log {N_KEYS}")
     right.axhline(1 / N_KEYS, color=sdpa.INK, lw=0.8, ls=":", label=f"1/{N_KEYS}")
-    right.set(xscale="log", xlabel="temperature T", ylabel="mean over rows", title=f"{N_ROWS} rows")
+    right.set(xscale="log", xlabel="temperature T", ylabel="mean over rows",
+              title=f"{N_ROWS:,} rows")
     right.legend()
 print(figure.html)

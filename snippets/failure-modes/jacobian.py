@@ -81,6 +81,6 @@ with figure as ax:
     for r, color, marker in zip(result["marked"], sdpa.PALETTE[2:], "osD^v"):
         ax.plot([r["std"]], [r["spectral_norm"]], marker, color=color, ms=7, label=label(r))
         ax.plot([r["std"]], [r["trace"]], marker, color=color, ms=7)
-    ax.set(xscale="log", xlabel="logit standard deviation s", ylabel="size of J", ylim=(0, 1.0))
+    ax.set(xscale="log", xlabel="logit standard deviation σ_z", ylabel="size of J", ylim=(0, 1.0))
     ax.legend(fontsize=7, loc="upper left")
 print(figure.html)

@@ -164,11 +164,11 @@ def test_row_length_decides_which_row_has_the_larger_spectral_norm(run_snippet, 
         claim.between(f"d_k {d}: scaled keys in play of 64", at[d, 64, SQRT]["effective_keys"], 39, 43)
         for n in lengths:
             claim.below(f"d_k {d}: no scaled row of {n} keys one-hot", at[d, n, SQRT]["one_hot"], NO_ROW)
-    # one-hot rows at d_k = 128: "about two in five rows of 16 keys" (0.42-0.48 over offsets
-    # 0-19), "a third of rows of 64" (asserted by the saturation test)
-    claim.between("d_k 128: one-hot share of rows of 16", at[128, 16, NONE]["one_hot"], 0.35, 0.5)
+    # "Shorter rows are one-hot more often": the snippet prints both shares at d_k = 128
     claim.above("d_k 128: rows of 16 one-hot more often than rows of 64", at[128, 16, NONE]["one_hot"],
                 at[128, 64, NONE]["one_hot"])
+    assert f"{at[128, 16, NONE]['one_hot']:.0%} of unscaled rows of 16 keys" in run_snippet(
+        "failure-modes/row_length.py").output
 
 
 # ---------------------------------------------------------------- gradients at init
@@ -196,19 +196,31 @@ def test_query_gradients_are_not_smaller_without_the_divisor(run_snippet, claim)
             for init in ("unit", "default"):  # nowhere orders of magnitude below
                 claim.above(f"{init}, unscaled: {name} over W_V above a tenth at {d}", ratio(at[(init, d, NONE)]),
                             0.1, log=True)
-    # the top tenth carries most of the squared gradient, a share that grows from d_k = 16 to 128
-    # (from 128 to 256 it can stall: margin 2.4)
+    # the top tenth's share of the squared gradient grows from d_k = 16 to 128 (from 128 to 256
+    # it can stall: margin 2.4), and "from d_k = 64 on it is most of the total" (at 16, 54-62%
+    # over offsets 0-7 on three seeds: a margin of 2.7 above a half, so the page no longer says
+    # it there; the snippet now averages six seeds)
     shares = [at[("unit", d, NONE)].top_decile_share for d in dims]
     for d, s in zip(dims, shares):
-        claim.above(f"unit, unscaled: top decile carries most at {d}", s, 0.5)
+        if d >= 64:
+            claim.above(f"unit, unscaled: top decile carries most at {d}", s, 0.5)
     for d, a, b in zip(dims[1:3], shares, shares[1:3]):
         claim.above(f"unit, unscaled: top decile share grows at {d}", b, a)
-    for d in dims:  # "between a quarter and a half" (30%-45% and 25%-36%: margins 2.1, 2.4)
+    for d in dims:  # "between a quarter and a half" (six seeds: three gave margins of 3.0-3.5)
         for init in ("unit", "default"):
             claim.between(f"{init}, scaled: top decile share at {d}", at[(init, d, SQRT)].top_decile_share, 0.25, 0.5)
 
 
 # ---------------------------------------------------------------- training
+#
+# Every training sentence of the page (includes/verdicts/failure-modes.md: ablation, inverse-dk,
+# symptoms; the ablation's list) is checked here, in both profiles: the quick build's three
+# seeds and the full build's five. So no claim reads a statistic whose meaning moves with the
+# number of seeds in a way that helps it: "every seed" gets harder with more seeds, a mean
+# does not move, a t interval narrows. "Learns" and "stalls" are the page's words: every seed
+# ends below, or above, half of the chance loss. Thresholds are the page's round numbers,
+# fixed before any sweep; where a sweep of seeds 0-23 (offsets 0-19 at three and five seeds)
+# put a sentence under a margin of 3, its words were narrowed (the notes say which).
 
 
 def _table(run_snippet):
@@ -216,58 +228,58 @@ def _table(run_snippet):
     return {(r.optimizer, r.d_k, r.arm.init, r.arm.scale): r for r in rows}
 
 
-def test_sgd_without_divisor_stays_near_chance_and_collapses(run_snippet, claim):
+def test_sgd_without_divisor_stalls_and_collapses(run_snippet, claim):
     at = _table(run_snippet)
     for d in (16, 64, 256):
         for init in ("unit", "default"):
             r = at[("sgd", d, init, NONE)]
+            # "stalls: every seed ends above half of the chance loss" (lowest seed 2.4-3.6)
             claim.above(f"{init}, d_k {d}: lowest unscaled seed above half of chance", min(r.final_loss), CHANCE / 2)
+            # "with its attention on a single key" (highest seed's end entropy under 0.02)
             claim.below(f"{init}, d_k {d}: unscaled end entropy, a single key", max(r.entropy_end), 0.05)
-    # "learns the task ... its mean loss ends below 0.7": the mean over the 3 seeds (one seed
-    # may lag behind; at d_k = 64 a seed ends at 0.36 +- 0.17, so the mean of 3 has an SE of 0.1)
+    # "The 1/sqrt(d_k) head, trained the same way, learns at d_k = 64 and 256: every seed ends
+    # below half of chance" ("its mean ends below 0.7" had a margin of 3.0 at default init, 64)
     for d in (64, 256):
         for init in ("unit", "default"):
-            claim.below(f"{init}, d_k {d}: 1/sqrt(d_k) mean final loss", mean(at[("sgd", d, init, SQRT)].final_loss),
-                        0.7)
-    for init in ("unit", "default"):  # at d_k = 16, 1/sqrt(d_k) is still behind 1/d_k
-        sqrt, inv = at[("sgd", 16, init, SQRT)], at[("sgd", 16, init, INV)]
-        claim.above(f"{init}, d_k 16: lowest 1/sqrt(d_k) seed above highest 1/d_k seed", min(sqrt.final_loss),
-                    max(inv.final_loss))
+            claim.below(f"{init}, d_k {d}: highest 1/sqrt(d_k) seed below half of chance",
+                        max(at[("sgd", d, init, SQRT)].final_loss), CHANCE / 2)
     runs = run_snippet("failure-modes/entropy_curves.py").namespace["result"]
     memo = run_ablation(ABLATION)  # the figures read the one stored run of each experiment
     assert runs.keys() == memo.keys() and all(torch.equal(runs[k].metrics.loss, memo[k].metrics.loss) for k in runs)
     for d in (16, 64, 256):
         history = runs[("sgd", d)]
-        for init in ("unit", "default"):  # "often the wrong one: every seed misses more than a third"
-            claim.below(f"{init}, d_k {d}: unscaled best seed's final accuracy",
-                        history.arm(Arm(NONE, init=init)).final().accuracy.max().item(), 2 / 3)
-        early = history.step <= 25  # "under two keys in play by step 25 with unit initialisation"
+        for init in ("unit", "default"):
+            # "on average it misses more than a third of the queries" (the mean over seeds: "every
+            # seed misses" had a margin of 2.9 at five seeds, default init, d_k = 64)
+            claim.below(f"{init}, d_k {d}: unscaled mean final accuracy",
+                        history.arm(Arm(NONE, init=init)).final().accuracy.mean().item(), 2 / 3)
+        # "with unit initialisation, every seed has under two keys in play by step 25" (with the
+        # default init not at d_k = 16, so the page says unit)
+        early = history.step <= 25
         claim.below(f"unit, d_k {d}: unscaled entropy at step 25, highest seed",
                     history.arm(Arm(NONE, init="unit")).entropy[early][-1].max().item(), math.log(2))
 
 
-def test_adam_without_divisor_learns_but_slower_at_256(run_snippet, claim):
+def test_adam_without_divisor_is_slower(run_snippet, claim):
     at = _table(run_snippet)
-    for d in (16, 64):  # "below 1 in every seed"
+    for d in (16, 64):  # "learns at d_k = 16 and 64": every seed below half of chance
         for init in ("unit", "default"):
-            claim.below(f"{init}, d_k {d}: highest unscaled seed's final loss",
-                        max(at[("adam", d, init, NONE)].final_loss), 1.0)
-    # Speed, unit init, the median seed's steps to loss 0.5: later than 1/sqrt(d_k) at d_k = 16
-    # (110-165 against 85-95 over seed offsets 0-19), more than one and a half times as many at
-    # 64 (2.2-3.5x: "more than twice" had a margin of 2.9)
-    none = {d: at[("adam", d, "unit", NONE)].median_steps for d in (16, 64)}
-    sqrt = {d: at[("adam", d, "unit", SQRT)].median_steps for d in (16, 64)}
-    for d in (16, 64):
-        claim.below(f"unit, d_k {d}: unscaled median seed reaches 0.5 within the budget", none[d],
-                    ABLATION.steps + 0.5)
-    claim.above("unit, d_k 16: unscaled over 1/sqrt(d_k) median steps", none[16] / sqrt[16], 1, log=True)
-    claim.above("unit, d_k 64: unscaled over 1/sqrt(d_k) median steps", none[64] / sqrt[64], 1.5, log=True)
+            claim.below(f"{init}, d_k {d}: highest unscaled seed below half of chance",
+                        max(at[("adam", d, init, NONE)].final_loss), CHANCE / 2)
+    # "its mean final loss stays above the 1/sqrt(d_k) head's at every d_k": the ratio of the
+    # two means, on the log scale (1.4-28 over offsets; margin 3.5 at three seeds, default init,
+    # d_k = 16). The paired t interval on three seeds does not carry it (t = 4.3 on 2 degrees of
+    # freedom): the page says "mean", not "every seed" or "significantly".
+    for d in (16, 64, 256):
+        for init in ("unit", "default"):
+            none, sqrt = at[("adam", d, init, NONE)], at[("adam", d, init, SQRT)]
+            claim.above(f"{init}, d_k {d}: unscaled over 1/sqrt(d_k) mean final loss",
+                        mean(none.final_loss) / mean(sqrt.final_loss), 1, log=True)
     for init in ("unit", "default"):
-        # "after 200 steps its mean loss is still above 0.75": a seed ends at 1.3 +- 0.3
-        # (default init; 2.0 +- 0.6 unit), so the mean of 3 sits 3 SE above 0.75. Single seeds
-        # do get below 0.5 late (step 65-200, in a few seeds of 22), so the page no longer says none does.
+        # "At d_k = 256 its mean final loss is still above 0.75": a seed ends at 1.3 +- 0.3
+        # (default init; 2.0 +- 0.6 unit), so the mean of three sits 3 SE above 0.75.
         claim.above(f"{init}, d_k 256: unscaled mean final loss", mean(at[("adam", 256, init, NONE)].final_loss), 0.75)
-        for scaling in (SQRT, INV):  # "every seed of every scaled arm has got below 0.5"
+        for scaling in (SQRT, INV):  # "Every seed of both scaled arms got below 0.5 within the budget"
             claim.below(f"{init}, d_k 256, {scaling.value}: slowest seed's steps to 0.5",
                         max(at[("adam", 256, init, scaling)].steps_to_threshold), ABLATION.steps + 0.5)
 
@@ -276,24 +288,21 @@ def test_inverse_dk_trains_with_adam_and_is_slow_with_sgd_at_256(run_snippet, cl
     at = _table(run_snippet)
     for d in (16, 64, 256):
         for init in ("unit", "default"):
-            r = at[("adam", d, init, INV)]  # "every seed's loss ends below 0.25"
+            r = at[("adam", d, init, INV)]  # "With Adam every seed ends below a loss of 0.25"
             claim.below(f"Adam, {init}, d_k {d}: 1/d_k highest final loss", max(r.final_loss), 0.25)
-            claim.below(f"Adam, {init}, d_k {d}: 1/d_k highest end entropy, well below uniform", max(r.entropy_end),
-                        UNIFORM / 2)
-    for d in (16, 64):
+    for d in (16, 64):  # "With SGD it learns at d_k = 16 and 64, where every seed ends below 0.5"
         for init in ("unit", "default"):
             claim.below(f"SGD, {init}, d_k {d}: 1/d_k highest final loss", max(at[("sgd", d, init, INV)].final_loss),
                         0.5)
     for init in ("unit", "default"):
         r = at[("sgd", 256, init, INV)]
-        # "slow": behind 1/sqrt(d_k) on average; single seeds of the two rules overlap
+        # "its mean final loss stays above the 1/sqrt(d_k) head's" (single seeds overlap)
         claim.above(f"SGD, {init}, d_k 256: 1/d_k mean final loss above 1/sqrt(d_k)'s", mean(r.final_loss),
                     mean(at[("sgd", 256, init, SQRT)].final_loss))
+        # "its rows start almost uniform", "near the flat end" (at initialisation)
         claim.above(f"SGD, {init}, d_k 256: 1/d_k lowest start entropy, almost uniform", min(r.entropy_start),
                     0.99 * UNIFORM)
         claim.below(f"SGD, {init}, d_k 256: 1/d_k highest W_Q over W_V at step 0", max(r.ratio_q_v), 0.1, log=True)
-        claim.above(f"SGD, {init}, d_k 256: 1/d_k lowest end entropy, barely leaves uniform", min(r.entropy_end),
-                    UNIFORM / 2)
 
 
 def test_scaled_heads_still_become_sharp(run_snippet, claim):
@@ -302,23 +311,29 @@ def test_scaled_heads_still_become_sharp(run_snippet, claim):
         for d in (16, 64, 256):
             for init in ("unit", "default"):
                 r = at[(opt, d, init, SQRT)]
-                # "within a third of the uniform entropy" (E[H] = 0.83 ln 8 at unit logit variance)
+                # "start within a third of the uniform entropy" (E[H] = 0.83 ln 8 at unit logit variance)
                 claim.above(f"{opt}, {init}, d_k {d}: 1/sqrt(d_k) lowest start entropy", min(r.entropy_start),
                             2 / 3 * UNIFORM)
+                # "their mean entropy ends below a quarter of where it started"
                 claim.below(f"{opt}, {init}, d_k {d}: 1/sqrt(d_k) end over start entropy",
                             mean(r.entropy_end) / mean(r.entropy_start), 0.25, log=True)
     for d in (16, 64, 256):
         for init in ("unit", "default"):
+            # inverse-dk: "the attention sharpens to under half of its starting entropy, though
+            # less than the other rules' within 200 steps" (means over seeds)
             ends = {s: mean(at[("adam", d, init, s)].entropy_end) for s in Scale}
             claim.above(f"Adam, {init}, d_k {d}: 1/d_k the highest end entropy", ends[INV],
                         max(v for s, v in ends.items() if s is not INV))
             claim.below(f"Adam, {init}, d_k {d}: 1/d_k end over start entropy",
                         ends[INV] / mean(at[("adam", d, init, INV)].entropy_start), 0.5, log=True)
+    for init in ("unit", "default"):  # "With SGD at d_k = 256, the 1/d_k heads stay above half of uniform"
+        claim.above(f"SGD, {init}, d_k 256: 1/d_k lowest end entropy, above half of uniform",
+                    min(at[("sgd", 256, init, INV)].entropy_end), UNIFORM / 2)
 
 
 def test_default_init_starts_less_peaked(run_snippet, claim):
-    """"start less peaked on average": the means over seeds the table shows (every default seed
-    above every unit seed had a margin of 2.8 at d_k = 256)."""
+    """"starts the unscaled rows less peaked on average" (at initialisation): the means over seeds
+    the table shows (every default seed above every unit seed had a margin of 2.8 at d_k = 256)."""
     at = _table(run_snippet)
     for opt in ("adam", "sgd"):
         for d in (16, 64, 256):
@@ -331,39 +346,25 @@ def test_symptom_verdicts(run_snippet, claim):
     result = run_snippet("failure-modes/symptoms.py").namespace["result"]
     v = result["verdicts"]
     rows = result["rows"]
-    # The verdicts the page's prose repeats, and the statistics that decide them.
+    # "At a learning rate of 1, plain SGD without the divisor does stall, as claimed": the
+    # verdict the snippet prints, and the statistic that decides it
     assert v[("plateau", "sgd")] == "reproduced"
     claim.above("SGD: lowest unscaled seed above half of chance, every run",
                 min(min(r["final_loss"]) for r in rows if r["optimizer"] == "sgd"), CHANCE / 2)
-    assert v[("entropy", "all")] == "partly"
-    claim.above("entropy over steps 0-50: highest run above a tenth of uniform",
-                max(r["entropy_early"] for r in rows), 0.1 * UNIFORM)
-    claim.below("entropy over steps 0-50: lowest run below half of uniform",
-                min(r["entropy_early"] for r in rows), 0.5 * UNIFORM)
-    # "With Adam it trains at d_k = 16 and 64 and is only slower at d_k = 256"
-    assert v[("plateau", "adam")] != "reproduced"
-    adam = [r for r in rows if r["optimizer"] == "adam"]
-    for r in adam:
-        if r["d_k"] < 256:
-            claim.below(f"Adam, {r['init']}, d_k {r['d_k']}: highest unscaled seed below half of chance",
-                        max(r["final_loss"]), CHANCE / 2)
-    # "every Adam run's median ratio stays above a tenth in the first 50 steps"
+    # The gradient symptom is not reproduced over the first steps ("not orders of magnitude
+    # smaller ... nor under Adam"): verdicts: symptoms, "Under Adam, in every run and seed, the
+    # median ratio of W_Q's gradient to W_V's over the first 50 steps stays above a tenth"
     assert v[("gradients", "all")] != "reproduced"
+    adam = [r for r in rows if r["optimizer"] == "adam"]
     for r in adam:
         claim.above(f"Adam, {r['init']}, d_k {r['d_k']}: worst seed's median ratio, steps 0-50",
                     r["ratio_median"], 0.1, log=True)
-    # ... "and after them above a twentieth" (lowest seed over seed offsets 0-19: 0.12; "above a
-    # tenth" had a margin of 2.2)
-    for r in adam:
-        claim.above(f"Adam, {r['init']}, d_k {r['d_k']}: lowest seed's median ratio after step 50",
-                    min(r["ratio_late"]), 0.05, log=True)
-    # Once stalled (SGD), "at most partly" by the snippet's rule: not a hundredth in the median seed
-    # of every run; and at d_k = 16 not every seed falls below a tenth. ("Partly" itself, under a
-    # tenth in the median seed of one run, had a margin of 1.9: the lowest run's median seed went
-    # from 0.003 to 0.093 over offsets 0-19, so the verdict may read "not reproduced" at others.)
+    # The page no longer says "and above a twentieth after them" (a margin of 2.7 at three seeds):
+    # the table prints the lowest seed's ratio after step 50 instead.
+    # Once stalled (SGD), "at most in part" by the snippet's rule, and "after step 50, the median
+    # seed's ratio is not below a hundredth in every run". ("Partly" itself, under a tenth in the
+    # median seed of one run, had a margin of 1.9, so the verdict may read "not reproduced".)
     assert v[("gradients", "stalled")] in ("partly", "not reproduced")
     stalled = {(r["init"], r["d_k"]): r["ratio_late"] for r in rows if r["optimizer"] == "sgd"}
-    claim.above("SGD, unit, d_k 16: highest seed's median ratio after step 50", max(stalled["unit", 16]), 0.1,
-                log=True)
     claim.above("SGD: some run's median seed above a hundredth after step 50",
                 max(statistics.median(s) for s in stalled.values()), 0.01, log=True)

@@ -68,7 +68,10 @@ def test_gemma4_starts_with_the_unscaled_spread(run_snippet, claim):
         claim.near(f"{at}: logit std", r["logit_std"], math.sqrt(d) if gemma4 else 1.0, rel=0.02)
         if not gemma4:
             assert r["one_hot"] == 0.0
-    claim.near("Gemma 4, 256: 'about half one-hot'", rows[256, True]["one_hot"], 0.47, tol=0.05)
+    # "About half" is within a tenth of one half: the share sits near 0.47 and moves by about
+    # 0.017 (one SD) over seed offsets; the page once said "just under half", which 0.503 at
+    # one offset of twenty contradicted
+    claim.near("Gemma 4, 256: 'about half one-hot'", rows[256, True]["one_hot"], 0.5, tol=0.1)
     claim.above("Gemma 4, 512: one-hot share, 'more than half'", rows[512, True]["one_hot"], 0.5)
     claim.below("Gemma 4, 256: keys in play", rows[256, True]["effective_keys"], 1.15)
     claim.below("Gemma 4, 512: keys in play", rows[512, True]["effective_keys"], 1.05)

@@ -18,7 +18,7 @@ N_TOKENS = 512
 #: The within-vector case's spread comes from one shared factor per token, so its estimate
 #: rests on the tokens, not the pairs: 4 times as many tokens halve its error (to about 2%).
 N_TOKENS_WITHIN = 2048
-MEAN, RHO_WITHIN, RHO_PAIR = 0.5, 0.1, 0.3
+MEAN, OMEGA, RHO_PAIR = 0.5, 0.1, 0.3
 
 
 def draw(case, n, d, generator):
@@ -28,9 +28,9 @@ def draw(case, n, d, generator):
         q, k = q + MEAN, k + MEAN
     elif case == "within":  # equicorrelated components: a shared factor in every coordinate
         shared_q, shared_k = (torch.randn(n, 1, generator=generator) for _ in range(2))
-        q = math.sqrt(1 - RHO_WITHIN) * q + math.sqrt(RHO_WITHIN) * shared_q
-        k = math.sqrt(1 - RHO_WITHIN) * k + math.sqrt(RHO_WITHIN) * shared_k
-    elif case == "paired":  # key j leans towards query j, as training makes matching pairs do
+        q = math.sqrt(1 - OMEGA) * q + math.sqrt(OMEGA) * shared_q
+        k = math.sqrt(1 - OMEGA) * k + math.sqrt(OMEGA) * shared_k
+    elif case == "paired":  # key j leans towards query j: a head that has found its key
         k = RHO_PAIR * q + math.sqrt(1 - RHO_PAIR**2) * k
     return q, k
 
@@ -40,14 +40,14 @@ def predicted(case, d):
     if case == "mean":
         return d * MEAN**2, d * (1 + 2 * MEAN**2)
     if case == "within":
-        return 0.0, d * (1 - RHO_WITHIN**2) + RHO_WITHIN**2 * d**2
+        return 0.0, d * (1 - OMEGA**2) + OMEGA**2 * d**2
     return 0.0, float(d)
 
 
 CASES = {
     "iid": "independent, mean 0, variance 1",
     "mean": f"component mean {MEAN}",
-    "within": f"components correlated within a vector, ρ = {RHO_WITHIN}",
+    "within": f"components correlated within a vector, ω = {OMEGA}",
     "paired": f"key j correlated with query j, ρ = {RHO_PAIR}",
 }
 

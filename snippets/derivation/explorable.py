@@ -46,11 +46,11 @@ print(sdpa.figures.explorable(
     "scale-explorer",
     result,
     caption=f"One row of {N_KEYS} keys at the chosen d_k, its weights sorted from the largest. "
-    "Unscaled, the row gathers its weight on fewer keys as d_k grows, and in rows this short "
-    "a growing share of them is one-hot: the median row's entropy and the spectral norm of its "
-    "Jacobian (‖J‖₂, the factor every gradient to the logits passes through) fall towards 0; "
-    "with 1/√d_k the row looks alike at every d_k; with 1/d_k it flattens towards uniform "
-    f"(entropy ln {N_KEYS} = {math.log(N_KEYS):.2f} nats).",
+    "Unscaled, the row gathers its weight on fewer keys as d_k grows. In rows this short a "
+    "growing share of them is one-hot, so the median row's entropy falls towards 0. So does "
+    "the spectral norm ‖J‖₂ of its Jacobian, through which every gradient reaches the logits. "
+    "With 1/√d_k the row looks alike at every d_k. With 1/d_k it flattens towards uniform, "
+    f"an entropy of ln {N_KEYS} = {math.log(N_KEYS):.2f} nats.",
 ))
 
 print(sdpa.markdown_table(
@@ -58,7 +58,7 @@ print(sdpa.markdown_table(
     [(d_k, *(result["arms"][r.value]["median_entropy"][i] for r in Scale),
       *(result["arms"][r.value]["median_norm"][i] for r in Scale))
      for i, d_k in enumerate(HEAD_DIMS)],
-    caption=f"Medians over {N_ROWS:,} rows of {N_KEYS} keys: entropy in nats (uniform: "
-    f"ln {N_KEYS} = {math.log(N_KEYS):.2f}) and ‖J‖₂, the spectral norm of the softmax "
-    "Jacobian (at most 1/2).",
+    caption=f"Medians over {N_ROWS:,} rows of {N_KEYS} keys. Entropy is in nats; a uniform row "
+    f"has ln {N_KEYS} = {math.log(N_KEYS):.2f}. ‖J‖₂ is the spectral norm of the softmax "
+    "Jacobian, at most 1/2.",
 ))

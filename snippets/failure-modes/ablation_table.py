@@ -92,9 +92,9 @@ print(
             for r in sorted(result, key=lambda r: (r.optimizer, r.arm.init != "unit", r.d_k))
         ],
         align="llrlrrrrr",
-        caption=f"{n_seeds} seeds per arm; entropies and ratios are means over seeds, entropy "
-        f"in nats (uniform over {n_pairs} pairs: ln {n_pairs} ≈ {math.log(n_pairs):.2f}). "
-        f"Steps: median over seeds, recorded every {ABLATION.record_every} steps, "
-        f"{ABLATION.steps} steps in all; chance loss is ln {n_values} ≈ {math.log(n_values):.2f}.",
+        caption=f"{n_seeds} seeds per arm. Entropies and ratios are means over seeds. Entropy is "
+        f"in nats; a uniform row over {n_pairs} pairs has ln {n_pairs} ≈ {math.log(n_pairs):.2f}. "
+        f"Steps are the median over seeds, recorded every {ABLATION.record_every} steps, "
+        f"{ABLATION.steps} steps in all. Chance loss is ln {n_values} ≈ {math.log(n_values):.2f}.",
     )
 )

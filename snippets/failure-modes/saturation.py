@@ -47,10 +47,11 @@ print(
           r["key_weight"])
          for d_k in TABLE_DIMS for label, *arm in ARMS for r in [pick(d_k, *arm)]],
         caption=f"Rows of {N_KEYS} keys, {survey.N_ROWS:,} queries per head dimension. Largest "
-        f"weight and entropy (nats; a uniform row has ln {N_KEYS} = {math.log(N_KEYS):.2f}) are "
-        "means over rows; keys in play is the median of e^entropy (64 for a uniform row, 1 for a "
-        f"one-hot row); one-hot: largest weight above {survey.ONE_HOT}; the last column is the "
-        f"median over all keys of {N_KEYS} times the key's weight (1 for a uniform row).",
+        "weight and entropy are means over rows. Entropy is in nats; a uniform row has "
+        f"ln {N_KEYS} = {math.log(N_KEYS):.2f}. Keys in play is the median of e^entropy: "
+        f"{N_KEYS} for a uniform row, 1 for a one-hot row. One-hot means a largest weight above "
+        f"{survey.ONE_HOT}. The last column is the median over all keys of {N_KEYS} times the "
+        "key's weight; a uniform row gives 1.",
     )
 )
 

@@ -121,11 +121,11 @@ print(
              v[("gradients", "stalled")]),
         ],
         align="llc",
-        caption=f"Chance loss ln {first.n_values} ≈ {CHANCE:.2f}; uniform entropy "
-        f"ln {first.n_pairs} ≈ {UNIFORM:.2f}. Rules: a plateau means every seed ends above half "
-        "of chance; entropy near zero means below a tenth of uniform (partly: below half of "
-        "uniform somewhere); orders of magnitude means a median ratio under 0.01 (once stalled: "
-        "in the median seed of every SGD run; partly: under 0.1 in the median seed of one). "
-        f"Loss ranges are over {len(ABLATION.seeds)} seeds.",
+        caption=f"Chance loss is ln {first.n_values} ≈ {CHANCE:.2f}; uniform entropy is "
+        f"ln {first.n_pairs} ≈ {UNIFORM:.2f}. Loss ranges are over {len(ABLATION.seeds)} seeds. "
+        "A plateau means every seed ends above half of chance. Entropy near zero means below a "
+        "tenth of uniform; partly, below half of uniform somewhere. Orders of magnitude means a "
+        "median ratio under 0.01. Once stalled, that must hold in the median seed of every SGD "
+        "run; partly, in one run the median seed is under 0.1.",
     )
 )

@@ -45,7 +45,7 @@ def series(rho, arm, key):
 figure = sdpa.Figure(
     "sequence-length",
     caption=f"One matching key among n − 1 unrelated ones (d_k = {D_K}, {N_QUERIES} queries per "
-    f"point; rho is the query–key correlation of the match). Solid: fixed scale 1/√d_k. Dashed: "
+    f"point; ρ is the query–key correlation of the match). Solid: fixed scale 1/√d_k. Dashed: "
     f"the same scale times log n / log {N_TRAIN}. Left: mean weight on the matching key. Right: "
     f"mean entropy "
     f"in nats; the dotted line is log n, the entropy of a uniform row.",
@@ -59,7 +59,7 @@ with figure as (left, right):
     for color, rho in zip(sdpa.PALETTE, RHOS):
         for arm, style in (("fixed", "o-"), ("log n", "s--")):
             left.plot(LENGTHS, series(rho, arm, "match_weight"), style, ms=3, color=color,
-                      label=f"rho = {rho}, {arm}")
+                      label=f"ρ = {rho}, {arm}")
             right.plot(LENGTHS, series(rho, arm, "entropy"), style, ms=3, color=color)
     right.plot(LENGTHS, [math.log(n) for n in LENGTHS], ":", color=sdpa.INK, lw=0.9,
                label="log n (uniform)")

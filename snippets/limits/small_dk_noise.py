@@ -46,7 +46,7 @@ print(
           r["match_weight"]) for r in result],
         caption=f"ρ = {RHO}, one matching key among {N_KEYS} per row, {N_QUERIES:,} queries per "
         "head dimension. “Match scores highest” is the share of rows whose largest score is the "
-        f"matching key (chance: 1/{N_KEYS}); the weight is that key's mean softmax weight under "
+        f"matching key; chance is 1/{N_KEYS}. The weight is that key's mean softmax weight under "
         "1/√d_k.",
     )
 )

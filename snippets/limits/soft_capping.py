@@ -62,8 +62,8 @@ def pick(spread, cap):
 figure = sdpa.Figure(
     "soft-capping",
     caption="Left: the capped logit κ·tanh(z/κ) against the raw logit z, for Gemma 2's cap (50) "
-    "and Grok-1's (30). Right: its slope, sech²(z/c), which multiplies the gradient reaching z. "
-    "Below about c/3 the cap is nearly the identity; beyond c it flattens and the slope falls to "
+    "and Grok-1's (30). Right: its slope, sech²(z/κ), which multiplies the gradient reaching z. "
+    "Below about κ/3 the cap is nearly the identity; beyond κ it flattens and the slope falls to "
     "zero.",
     alt="Left: two S-shaped curves that follow the diagonal near zero and level off at plus and "
     "minus 50 and 30. Right: two bell-shaped slope curves equal to 1 at zero and falling towards "
@@ -134,9 +134,9 @@ print(
           *(pick(s, c)["jacobian_median"] for c in (None, *CAPS)),
           *(cell(s, c) for c in CAPS)) for s in TABLE_SPREADS],
         caption=f"{N_ROWS:,} rows of {N_KEYS} raw logits with the given standard deviation. "
-        "‖J‖_F = ‖∂p/∂z‖_F is the Frobenius norm (not the spectral norm ‖J‖₂ of the other "
-        "pages) of the Jacobian of the attention weights with respect to the raw (pre-cap) "
-        "logits: the factor through which any gradient reaches W_Q and W_K. The last columns "
-        "give the share of rows in which the cap makes it larger.",
+        "‖J‖_F = ‖∂p/∂z‖_F is the Frobenius norm of the Jacobian of the attention weights with "
+        "respect to the raw logits, before the cap. It is not the spectral norm ‖J‖₂ of the "
+        "other pages. Every gradient that reaches W_Q and W_K passes through it. The last "
+        "columns give the share of rows in which the cap makes it larger.",
     )
 )

@@ -61,12 +61,12 @@ result = differential_rows(generator)
 print(
     sdpa.markdown_table(
         ["factor", "λ", "row sum (1 − λ)", "negative weights", "median largest weight",
-         "median smallest weight", "median Σ|w|"],
+         "median smallest weight", "median sum of |weights|"],
         [(r["scale"], f"{r['lambda']:.3f}", r["row_sum"], f"{r['negative_share']:.0%}",
           r["max_weight"], r["min_weight"], r["abs_mass"]) for r in result["rows"]],
         align="lrrrrrr",
         caption=f"softmax(z₁) − λ softmax(z₂) over {N_KEYS} keys, each map from its own "
-        f"unit-variance q and k of width d = {D}, {KEY_SETS * N_QUERIES} rows. λ = 0 is one "
+        f"unit-variance q and k of width d_k = {D}, {KEY_SETS * N_QUERIES} rows. λ = 0 is one "
         f"plain map; 0.2 and {lambda_init(11):.3f} are lambda_init of the first and the "
         "twelfth layer.",
     )

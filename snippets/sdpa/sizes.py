@@ -59,12 +59,12 @@ _FIVE = tuple(range(5))
 _QUICK_PLANE = Plane(d_ks=(64,), rates=3)
 _FULL_PLANE = Plane(
     grid_d_ks=(16, 64, 256), u_steps=(0, 1, 2, 3, 4),
-    v_steps=(("adam", (0, 1, 2, 3, 4, 5)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=7,
+    w_steps=(("adam", (0, 1, 2, 3, 4, 5)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=7,
     centres=(("adam", -5), ("sgd", -1)), choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
 #: The block learns best at lower shared rates than one head (its W_O and readout are wider)
 _FULL_BLOCK = Plane(
     heads=4, d_ks=(16, 64), grid_d_ks=(16, 64), u_steps=(0, 1, 2, 3, 4),
-    v_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=5,
+    w_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=5,
     centres=(("adam", -6), ("sgd", -1)), choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
 
 SIZES: dict[str, Sizes] = {
@@ -88,7 +88,7 @@ SIZES: dict[str, Sizes] = {
         plane=_FULL_PLANE,
         block_plane=_FULL_BLOCK,
         spreads=SpreadStudy(plane=_FULL_PLANE, spreads=(0.1, 0.3, 1.0, 3.0, 10.0),
-                            v_steps=(-1, 0, 1, 2, 3)),
+                            w_steps=(-1, 0, 1, 2, 3)),
         budgets=BudgetStudy(plane=_FULL_PLANE, budgets=(600, 3000), d_ks=(16, 64, 256)),
         learned_scale=LearnedScaleStudy(plane=_FULL_PLANE),
         head_count=HeadCountStudy(),

@@ -162,22 +162,6 @@ class PlaneResult:
         """(points,) each point at its best shared rate: mean log final loss."""
         return self.log_loss.amin(-1)
 
-    def best_lr(self, point: tuple[int, int]) -> float:
-        """The shared rate the choice seeds prefer at ``point``."""
-        return self.lrs[int(self.log_loss[self.points.index(point)].argmin())]
-
-    def vertex_lr(self, point: tuple[int, int]) -> float:
-        """The best shared rate at ``point`` between grid rates: the vertex of the parabola
-        through the mean log loss at the best rate and its two neighbours, in log rate (the
-        grid rate itself at the window's edge or next to a diverged run)."""
-        curve = self.log_loss[self.points.index(point)]
-        i = int(curve.argmin())
-        if not 0 < i < len(self.lrs) - 1 or not torch.isfinite(curve[i - 1: i + 2]).all():
-            return self.lrs[i]
-        left, mid, right = curve[i - 1: i + 2].tolist()
-        shift = 0.5 * (left - right) / (left - 2 * mid + right)  # in grid steps, |.| <= 1/2
-        return self.lrs[i] * (self.lrs[i + 1] / self.lrs[i]) ** shift
-
     def interior(self, name: str) -> bool:
         """Whether a setting's shared rate lies strictly inside the window, and its point
         strictly inside the grid: in u and w for the plane's best, in w for the column's."""

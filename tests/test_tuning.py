@@ -75,7 +75,7 @@ WIDE = 64
 
 @pytest.mark.claims
 def test_the_unscaled_default_ends_higher_than_the_scaled_one(planes, claim):
-    """verdicts/tuning.md `unscaled-default`: from unit-variance weights, at d_k >= 64 (a
+    """verdicts/tuning.md `unscaled-start`, its first claim: from unit-variance weights, at d_k >= 64 (a
     starting spread of 8 or more), the unscaled default ends higher than 1/sqrt(d_k)'s
     default under both optimisers, each at its own best shared rate (fresh seeds, paired:
     the lower end of the t interval of the log ratio above 0)."""
@@ -88,7 +88,7 @@ def test_the_unscaled_default_ends_higher_than_the_scaled_one(planes, claim):
 
 @pytest.mark.claims
 def test_no_rate_rescues_the_unscaled_start(planes, claim):
-    """verdicts/tuning.md `unscaled-start`: at d_k >= 64, where the whole grid was measured,
+    """verdicts/tuning.md `unscaled-start`, its second claim: at d_k >= 64, where the grid was measured,
     the best point of the u = 0 column (its W_Q/W_K rate and its shared rate chosen on the
     choice seeds) ends higher than 1/sqrt(d_k)'s default at its own best shared rate, on
     the fresh seeds (paired: the lower end of the t interval of the log ratio above 0).
@@ -147,8 +147,9 @@ def test_the_line_under_the_budgets_says_what_the_intervals_show(run_snippet):
     for row in (r for r in rows if r["setting"] != "best"):
         for steps in budgets:
             ratio = row["at"][steps]["ratio"]
-            words = "above the best point" if ratio.low > 0 else (
-                "below the best point" if ratio.high < 0 else "not told apart")
+            words = ("some runs diverged" if ratio is None else "above the best point"
+                     if ratio.low > 0 else "below the best point" if ratio.high < 0
+                     else "not told apart")
             label = (f"{OPTIMIZER_LABELS[row['optimizer']]}, d_k = {row['d_k']}, "
                      f"{SETTING_LABELS[row['setting']]}, {steps} steps: {words}")
             assert label in text, label
@@ -156,6 +157,8 @@ def test_the_line_under_the_budgets_says_what_the_intervals_show(run_snippet):
 
 @pytest.mark.claims
 def test_the_block_without_the_factor_ends_above_the_scaled_block(run_snippet, claim):
+    """verdicts/tuning.md `block`: at every head size and optimiser measured, the block
+    without the factor ends higher than the scaled block (fresh seeds, paired log ratio)."""
     planes = run_snippet("tuning/block.py").namespace["result"]
     for (optimizer, d_k), r in planes.items():
         ratio = paired(r.confirm["none"], r.confirm["inv_sqrt"], log=True)
@@ -165,7 +168,7 @@ def test_the_block_without_the_factor_ends_above_the_scaled_block(run_snippet, c
 
 @pytest.mark.claims
 def test_a_learned_scale_falls_rather_than_grows(run_snippet, claim):
-    """"At two grid steps above the best rate the learned scale falls rather than grows": in
+    """verdicts/tuning.md `learned-scale`: at two grid steps above the best rate, in
     every learned run there that did not diverge, the scale ends below its start. (One step
     above, under Adam, it ends just under its start: a margin of 1.6 over offsets 0-19.)"""
     for r in run_snippet("tuning/learned_scale.py").namespace["result"]:

@@ -30,11 +30,12 @@ def budgets(study):
                 for steps in BUDGETS:
                     run = runs[(steps, optimizer, d_k, name)]
                     best = runs[(steps, optimizer, d_k, "best")]
+                    finite = bool(run.confirm.isfinite().all() and best.confirm.isfinite().all())
                     row["at"][steps] = {
                         "lr": run.lr, "interior": run.interior, "loss": run.confirm,
                         "geomean": run.confirm.log().mean().exp().item(),
-                        "ratio": None if name == "best" else paired(run.confirm, best.confirm,
-                                                                   log=True)}
+                        "ratio": None if name == "best" or not finite else paired(
+                            run.confirm, best.confirm, log=True)}
                 rows.append(row)
     return rows
 
@@ -73,6 +74,8 @@ print(f"How this build re-tuned: at {', '.join(f'{b:,}' for b in STUDY.budgets)}
 
 def verdict(ratio):
     """What the fresh seeds' interval says about a setting against the best point."""
+    if ratio is None:
+        return "some runs diverged"
     if ratio.low > 0:
         return "above the best point"
     return "below the best point" if ratio.high < 0 else "not told apart"

@@ -2,7 +2,9 @@
 
 A claim must hold for any seed (docs DESIGN, claim contract): ``pytest -m claims
 --seed-offset N`` shifts every seed by N. This script runs that command once per offset,
-each in its own process (so no memo is shared between offsets), reads each run's JUnit
+each in its own process, reading and filling the store (``SDPA_STORE``, else
+``.cache/store``), whose keys name the offset (nothing is shared between offsets; a sweep
+run again reads the runs its code has not changed). It reads each run's JUnit
 XML and prints a Markdown table: every claim test (its node id), how many offsets it
 passed at out of N, the offsets where it failed and the first line of the failure's
 message. Run it from anywhere; it tests the repository it lives in:
@@ -11,6 +13,8 @@ message. Run it from anywhere; it tests the repository it lives in:
     python scripts/claims_sweep.py --offsets 0-19 --jobs 2       # two offsets at a time
     python scripts/claims_sweep.py --offsets 0,5,9 --profile full
     python scripts/claims_sweep.py --offsets 0-19 tests/test_tuning.py   # extra pytest args
+    python scripts/claims_sweep.py --offsets 0-19 --record       # the whole suite, recorded
+    python scripts/claims_sweep.py --offsets 0-19 --from bench/results/claims-sweep --record
 
 It is slow (about a minute of CPU per offset in quick): start it at a low priority,
 ``nice -n 19 python scripts/claims_sweep.py ...``. The table is also written to
@@ -19,12 +23,17 @@ each offset so that a running sweep can be read, and each offset's JUnit XML (th
 failure messages) to ``bench/results/claims-sweep/offset-N.xml``. An offset whose
 run crashes (no XML, a collection error, an exit code other than 0 or 1) is reported as
 such, with the tail of its output, and the script exits 1; it also exits 1 when any claim
-failed at any offset, 0 when every claim passed at every offset.
+failed at any offset, 0 when every claim passed at every offset. ``--from FOLDER`` tables
+a finished sweep from its kept ``offset-N.xml`` instead of running one; ``--record`` (the
+whole claims suite only) writes its summary for the profile into the committed
+``bench/records/claims-sweeps.json``, which the *Build report* page reads.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import math
 import shlex
 import subprocess
@@ -45,6 +54,7 @@ from claims import recorded, slack  # noqa: E402
 from sdpa import env as names  # noqa: E402
 
 OUT = REPO / "bench" / "results" / "claims-sweep.md"
+RECORD = REPO / "bench" / "records" / "claims-sweeps.json"
 MESSAGE_CHARS = 140
 #: A claim whose margin (standard deviations over the offsets) is under this is flagged.
 MARGIN = 3.0
@@ -120,8 +130,7 @@ def run_offset(offset: int, profile: str, pytest_args: list[str], keep: Path) ->
         xml = Path(folder) / "junit.xml"
         command = [sys.executable, "-m", "pytest", "-m", "claims", "-p", "no:cacheprovider", "-q",
                    "--seed-offset", str(offset), f"--junitxml={xml}", *pytest_args]
-        # Never read another offset's (or the build's) cached output.
-        env = names.environment({names.PROFILE: profile}, drop=(names.CACHE,))
+        env = names.environment({names.PROFILE: profile})
         start = time.perf_counter()
         try:
             proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
@@ -205,18 +214,22 @@ def margin(slacks: list[float]) -> float:
     return mean / sd
 
 
+def per_claim(runs: list[Run], nodeids: list[str]) -> dict[tuple[str, str], list[dict]]:
+    """Each recorded claim (its test and name) with its records at every offset."""
+    found: dict[tuple[str, str], list[dict]] = {}
+    for node in nodeids:
+        for entry in (e for r in runs for e in r.claims.get(node, [])):
+            found.setdefault((node, entry["name"]), []).append(entry)
+    return found
+
+
 def margins(runs: list[Run], nodeids: list[str]) -> list[str]:
     """The margins table: one row per recorded claim, the thinnest first."""
-    per_claim: dict[tuple[str, str], list[dict]] = {}
-    silent = []
-    for node in nodeids:
-        entries = [(r, e) for r in runs for e in r.claims.get(node, [])]
-        if not entries and any(r.outcomes.get(node, ("",))[0] in ("passed", "failed") for r in runs):
-            silent.append(node)
-        for _, entry in entries:
-            per_claim.setdefault((node, entry["name"]), []).append(entry)
+    claims = per_claim(runs, nodeids)
+    silent = [node for node in nodeids if not any(n == node for n, _ in claims)
+              and any(r.outcomes.get(node, ("",))[0] in ("passed", "failed") for r in runs)]
     rows = []
-    for (node, name), entries in per_claim.items():
+    for (node, name), entries in claims.items():
         slacks = [slack(e) for e in entries]
         value = margin(slacks)
         stats = [e["statistic"] for e in entries]
@@ -282,14 +295,23 @@ def main(argv: list[str] | None = None) -> int:
                         help="the experiments' size, passed as SDPA_PROFILE (default quick)")
     parser.add_argument("--jobs", type=int, default=1, help="offsets run at once (default 1)")
     parser.add_argument("--out", type=Path, default=OUT, help=f"where to write the table (default {OUT})")
+    parser.add_argument("--from", dest="kept", type=Path, metavar="FOLDER",
+                        help="table a finished sweep from FOLDER/offset-N.xml instead of running one")
+    parser.add_argument("--record", action="store_true", help=f"write the sweep's summary into {RECORD} "
+                        "(the whole claims suite only)")
     parser.add_argument("pytest_args", nargs="*", help="any other argument goes to pytest, in order "
                         "(test files, -k EXPR, -p PLUGIN); put pytest's after --")
     args, pytest_args = split_arguments(parser, sys.argv[1:] if argv is None else argv)
+    if args.record and pytest_args:
+        parser.error("--record summarises the whole claims suite: give no pytest arguments")
     keep = args.out.with_suffix("")  # bench/results/claims-sweep/offset-N.xml
     args.out.parent.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
+    for offset in args.offsets if args.kept else []:
+        runs.append(Run(offset, 0, 0.0))
+        runs[-1].outcomes, runs[-1].claims = read_junit(args.kept / f"offset-{offset}.xml")
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(run_offset, o, args.profile, pytest_args, keep) for o in args.offsets]
+        futures = [pool.submit(run_offset, o, args.profile, pytest_args, keep) for o in args.offsets if not args.kept]
         for future in as_completed(futures):
             runs.append(future.result())
             runs.sort(key=lambda r: r.offset)
@@ -298,7 +320,26 @@ def main(argv: list[str] | None = None) -> int:
     report, clean = table(runs, args.profile, pytest_args)
     args.out.write_text(report)
     print(report, end="")
+    if args.record:
+        record(runs, args.profile)
     return 0 if clean else 1
+
+
+def record(runs: list[Run], profile: str) -> None:
+    """The sweep's summary for ``profile`` in :data:`RECORD` (the other profile's kept)."""
+    nodeids = sorted({n for r in runs for n in r.outcomes})
+    values = [margin([slack(e) for e in entries]) for entries in per_claim(runs, nodeids).values()]
+    failed = {n for r in runs for n, (outcome, _) in r.outcomes.items() if outcome not in ("passed", "skipped")}
+    try:
+        kept = json.loads(RECORD.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    kept[profile] = {"date": datetime.date.today().isoformat(), "offsets": sorted(r.offset for r in runs),
+                     "tests": len(nodeids), "claims": len(values), "failed": len(failed),
+                     "crashed": sum(bool(r.crash) for r in runs),
+                     "min_margin": min((v for v in values if not math.isnan(v)), default=math.nan)}
+    RECORD.parent.mkdir(parents=True, exist_ok=True)
+    RECORD.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

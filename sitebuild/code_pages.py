@@ -1,25 +1,18 @@
 """The site's *Code* section: one page per module of the library, from the real files.
 
-At every build :func:`add_pages` writes a page for each module of ``snippets/sdpa/``
-(found on disk, so a new module gets its page with no edit anywhere) and lists them
-under the ``Code`` entry of the nav. A page shows the whole file, in order, with its
-line numbers: each top-level function or class (and each run of public constants) is
-its own part under a heading named after it, included from the file by line range
-(``--8<-- "sdpa/attention.py:30:33"``), so the page cannot drift from the code that ran
-and ``code/attention/#scores`` links to a function.
-
-:meth:`Library.uses_line` writes, under each executed snippet, a line that links every
-library name the snippet uses (``from sdpa.x import a``, or ``import sdpa`` and then
-``sdpa.f``) to its part there, and the training loop that ran it: a module names its loops
-in ``__loops__ = ("train_members",)``, and a snippet whose names reach one of them through
-the library's code (a function that calls one that calls the loop) links it too
-(:meth:`Library.loops`). MkDocs checks each of those links and anchors.
+:func:`add_pages` writes a page for each module of ``snippets/sdpa/`` found on disk, listed
+under the nav's ``Code`` entry: the whole file with its line numbers, each top-level
+function or class (and each run of public constants) under its own heading, included by
+line range (``--8<-- "sdpa/attention.py:30:33"``), so ``code/attention/#scores`` links to
+the code that ran. Under each executed snippet, :meth:`Library.uses_line` links every
+library name it uses (``from sdpa.x import a``; ``import sdpa``, then ``sdpa.f``) and the
+training loop that ran it: a module names its loops (``__loops__ = ("train",)``), and a
+snippet whose names reach one through the library's calls links it (:meth:`Library.loops`).
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +23,7 @@ from sitebuild.fences import executed_fences
 
 PACKAGE = "sdpa"
 SECTION = "code/index.md"  # the nav entry whose section lists the modules
-LOOPS = "__loops__"  # a module's names of its training loops: __loops__ = ("train_members",)
-_USES_LINES: dict[tuple[str, str, str], str] = {}  # see Library.uses_line
+LOOPS = "__loops__"  # a module's names of its training loops: __loops__ = ("train",)
 
 
 @dataclass
@@ -120,9 +112,8 @@ class Module:
 def _lazy_names(node: ast.stmt) -> dict[str, str]:
     """``_HOMES = {"seed": "sdpa.runtime", ...}`` in ``sdpa/__init__.py``: each name the
     package gives on first use, and the module it comes from."""
-    if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_HOMES"]:
-        return ast.literal_eval(node.value)
-    return {}
+    homes = isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_HOMES"]
+    return ast.literal_eval(node.value) if homes else {}
 
 
 def _defines(node: ast.stmt) -> tuple[str, list[str]]:
@@ -136,11 +127,8 @@ def _defines(node: ast.stmt) -> tuple[str, list[str]]:
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str:
-    if not node.level:
-        return node.module or ""
-    parts = package.split(".")
-    base = parts[: len(parts) - node.level + 1]
-    return ".".join(base + ([node.module] if node.module else []))
+    parts = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+    return ".".join(parts + ([node.module] if node.module else []))
 
 
 class Library:
@@ -150,9 +138,6 @@ class Library:
         base = next((base for base in bases if (base / PACKAGE / "__init__.py").is_file()), None)
         paths = sorted((base / PACKAGE).rglob("*.py")) if base else []
         self.modules = {module.name: module for module in (Module.read(base, path) for path in paths)}
-        #: What the links depend on: every module's file and text (see :meth:`uses_line`).
-        texts = [(path.as_posix(), path.read_bytes()) for path in paths]
-        self.digest = hashlib.sha256(repr(texts).encode()).hexdigest()
 
     def locate(self, module: str, name: str, depth: int = 0) -> tuple[Module, str] | None:
         """Where ``name``, as imported from ``module``, is defined: a module and the anchor
@@ -164,9 +149,7 @@ class Library:
             return None
         if name in found.anchors:
             return found, found.anchors[name]
-        if name in found.imported:
-            return self.locate(*found.imported[name], depth=depth + 1)
-        return None
+        return self.locate(*found.imported[name], depth=depth + 1) if name in found.imported else None
 
     def defined(self, module: str, name: str, depth: int = 0) -> tuple[Module, str] | None:
         """The module that defines ``name`` as imported from ``module``, and its name there."""
@@ -238,17 +221,7 @@ class Library:
                       key=lambda use: (use[1].name, order[use[1].name].get(use[2], -1), use[0]))
 
     def uses_line(self, source: str, page: str) -> str:
-        """A Markdown line linking the library names ``source`` uses, from page ``page``.
-
-        Remembered per process by the library's :attr:`digest`, the source and the page:
-        ``mkdocs serve`` reads the same library again on every rebuild, and an edit to
-        neither changes no line."""
-        key = (self.digest, source, page)
-        if key not in _USES_LINES:
-            _USES_LINES[key] = self._uses_line(source, page)
-        return _USES_LINES[key]
-
-    def _uses_line(self, source: str, page: str) -> str:
+        """A Markdown line linking the library names ``source`` uses, from page ``page``."""
         def link(label: str, module: Module, anchor: str) -> str:
             target = posixpath.relpath(module.page, posixpath.dirname(page) or ".")
             return f"[`{label}`]({target}" + (f"#{anchor})" if anchor else ")")
@@ -277,9 +250,8 @@ class Library:
 
 
 def add_pages(files, config, library: Library) -> bool:
-    """Add the Code pages to ``files`` and list them in the nav entry naming ``code/index.md``.
-
-    A site whose nav has no such entry gets no Code pages (and returns False)."""
+    """Add the Code pages to ``files``, listed in the nav entry naming ``code/index.md`` (a
+    site without one gets none: False)."""
     section = next((entry for entry in config.nav or [] if isinstance(entry, dict)
                     and any(v == SECTION or isinstance(v, list) and SECTION in v for v in entry.values())), None)
     if section is None:

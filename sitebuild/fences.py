@@ -6,15 +6,14 @@ A page runs a snippet with a markdown-exec fence that includes the file::
     --8<-- "<page>/<name>.py"
     ```
 
-The ``title`` puts the file's name on the Source tab and in every error about it. The
-:class:`FenceCheckExtension` (a Markdown preprocessor, so any engine that runs Markdown
-extensions can use it) fails the page, naming the line, when an include is missing or a
-title does not name the file the fence includes. The tests read pages with
-:func:`executed_fences` too.
+The ``title`` names the file on the Source tab and in every error about it. The
+:class:`FenceCheckExtension` (a Markdown preprocessor, for any engine) fails a page, naming
+the line, when an include is missing or a fence does not include and name one file.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +26,9 @@ try:  # under MkDocs, a build error it reports as one (page named, no traceback)
 except ImportError:  # pragma: no cover - another engine
     _BuildError = ValueError
 
-FENCE = re.compile(
-    r"^(?P<opening>[ \t]*(?P<ticks>`{3,}|~{3,})(?:python|py)\b(?P<options>[^\n]*))\n"
-    r"(?P<body>.*?)^[ \t]*(?P=ticks)[ \t]*$",
-    re.M | re.S,
-)
+FENCE = re.compile(r"^(?P<opening>[ \t]*(?P<ticks>`{3,}|~{3,})(?:python|py)\b(?P<options>[^\n]*))\n"
+                   r"(?P<body>.*?)^[ \t]*(?P=ticks)[ \t]*$", re.M | re.S)
 INCLUDE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+["']([^"']+)["'][ \t]*$""", re.M)
-TITLE = re.compile(r'\btitle="([^"]*)"')
 
 
 class FenceError(_BuildError):
@@ -45,37 +40,21 @@ class ExecutedFence:
     line: int  # of the opening line, counted from 1
     last: int  # of the closing line
     indent: str
-    options: str
+    titles: list[str]
     includes: tuple[tuple[int, str], ...]  # (line, path under a snippets folder)
-
-    @property
-    def titles(self) -> list[str]:
-        return TITLE.findall(self.options)
 
 
 def executed_fences(markdown: str) -> list[ExecutedFence]:
     """The fences of ``markdown`` that markdown-exec runs (``exec=`` set), in order."""
     fences = []
     for match in FENCE.finditer(markdown):
-        if not re.search(r"\bexec=", match.group("options")):
-            continue
-        first = markdown.count("\n", 0, match.start()) + 1
-        body_first = first + 1
-        includes = tuple(
-            (body_first + match.group("body").count("\n", 0, include.start()), include.group(1))
-            for include in INCLUDE.finditer(match.group("body"))
-        )
-        last = first + match.group(0).count("\n")
-        indent = match.group("opening")[: len(match.group("opening")) - len(match.group("opening").lstrip())]
-        fences.append(ExecutedFence(first, last, indent, match.group("options"), includes))
+        if re.search(r"\bexec=", match["options"]):
+            first, body = markdown.count("\n", 0, match.start()) + 1, match["body"]
+            includes = tuple((first + 1 + body.count("\n", 0, found.start()), found[1])
+                             for found in INCLUDE.finditer(body))
+            fences.append(ExecutedFence(first, first + match[0].count("\n"), re.match(r"[ \t]*", match["opening"])[0],
+                                        re.findall(r'\btitle="([^"]*)"', match["options"]), includes))
     return fences
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def problems(markdown: str, bases: list[Path]) -> list[str]:
@@ -84,29 +63,23 @@ def problems(markdown: str, bases: list[Path]) -> list[str]:
     for fence in executed_fences(markdown):
         for line, include in fence.includes:
             if not any((base / include).is_file() for base in bases):
-                looked = ", ".join(_shown(base) for base in bases)
+                looked = ", ".join(os.path.relpath(base) if base.is_relative_to(Path.cwd()) else str(base)
+                                   for base in bases)
                 found.append(f"line {line}: the include '{include}' is missing (looked in {looked})")
         if len(fence.includes) != 1:
-            continue
-        include = fence.includes[0][1]
-        base = next((base for base in bases if (base / include).is_file()), None)
-        if base is None:
-            continue
-        expected = f"{base.name}/{include}"
-        if fence.titles != [expected]:
-            found.append(f'line {fence.line}: the fence that includes \'{include}\' needs title="{expected}"'
-                         f" (the Source tab names the file that ran)")
+            found.append(f'line {fence.line}: an executed fence runs one snippet file, its only line --8<-- '
+                         '"<page>/<name>.py"')
+        elif base := next((base for base in bases if (base / fence.includes[0][1]).is_file()), None):
+            expected = f"{base.name}/{fence.includes[0][1]}"
+            if fence.titles != [expected]:
+                found.append(f"line {fence.line}: the fence that includes '{fence.includes[0][1]}' needs "
+                             f'title="{expected}" (the Source tab names the file that ran)')
     return found
 
 
 class _FenceCheck(Preprocessor):
-    def __init__(self, md, bases: list[Path]):
-        super().__init__(md)
-        self.bases = bases
-
     def run(self, lines: list[str]) -> list[str]:
-        found = problems("\n".join(lines), self.bases)
-        if found:
+        if found := problems("\n".join(lines), self.bases):
             raise FenceError("\n".join(found))
         return lines
 
@@ -119,10 +92,10 @@ class FenceCheckExtension(Extension):
         super().__init__(**kwargs)
 
     def extendMarkdown(self, md) -> None:  # noqa: N802 - Markdown's name
+        check = _FenceCheck(md)
         bases = self.getConfig("base_path")
-        bases = [Path(base).resolve() for base in ([bases] if isinstance(bases, str) else bases)]
-        # Before pymdownx.snippets (32) replaces the include lines with the files.
-        md.preprocessors.register(_FenceCheck(md, bases), "sitebuild_fence_check", 33)
+        check.bases = [Path(base).resolve() for base in ([bases] if isinstance(bases, str) else bases)]
+        md.preprocessors.register(check, "sitebuild_fence_check", 33)  # before pymdownx.snippets (32) includes
 
 
 def makeExtension(**kwargs) -> FenceCheckExtension:  # noqa: N802 - Markdown's name

@@ -1,27 +1,12 @@
 """Figures on the built pages: themed inline SVG, and each figure's SVG and CSV to download.
 
-A MkDocs hook (listed in ``mkdocs.yml``). A snippet prints an ``sdpa.Figure``: the SVG as
-matplotlib wrote it, the caption, and the plotted numbers as CSV in a
-``<script type="text/csv">`` data block (see ``snippets/sdpa/figures.py``). For every
-such figure on a page, this step
-
-* writes ``figures/<name>.svg`` (the figure as drawn, wide layout) and
-  ``figures/<name>.csv`` beside the page, byte for byte the same on every build;
-* replaces the data block by links to both, at the end of the caption;
-* writes ``d_k`` as ``dₖ`` in the caption and the text alternative (``sitebuild/readable.py``),
-  and in the caption of an explorable figure (``sdpa.explorable``);
-* makes the inline SVG follow the page: text, axes and ticks take the page's text colour
-  (``currentColor``), each palette colour becomes ``var(--sdpa-cN, colour)`` so that
-  ``docs/assets/site.css`` can give the light scheme darker shades, every id is prefixed
-  with the figure's name (several figures share a page), coordinates are kept to 0.1 pt,
-  and CSS sizes it.
-
-The figure's markup is named in ``sdpa.style``, which the library writes it from. Each SVG
-is edited as a tree of elements (``sitebuild/markup.py``), read once and written twice:
-as drawn for the download, and themed for the page.
-
-It works on the page's HTML alone, so cached or parallel snippet runs need nothing more.
-The drawings stand aside while the search plugin reads the page (``sitebuild/search.py``).
+A MkDocs hook. For each ``sdpa.Figure`` a snippet printed (matplotlib's SVG, the caption,
+the plotted numbers as CSV in a ``<script type="text/csv">``), it writes
+``figures/<name>.svg`` and ``.csv`` beside the page and links them from the caption;
+writes ``d_k`` as ``dₖ`` in the caption and text alternative; and makes the SVG follow the
+page: the ink ``currentColor``, each palette colour ``var(--sdpa-cN, colour)``
+(``docs/assets/site.css``), ids prefixed with the figure's name, coordinates to 0.1 pt,
+sized by CSS. Each SVG is edited as a tree (``markup.py``), read once, written twice.
 """
 
 from __future__ import annotations
@@ -51,36 +36,16 @@ def on_page_content(html: str, page, config, files) -> str:
         return html
     folder = Path(config.site_dir) / page.url / FOLDER
     colours = _colours()
-    return markup.replace_spans(html, _figures(html),
-                                lambda start, end, name, body: _figure(name, body, html[start:end], folder, colours))
+    spans = [(m.start(), m.end(), m["name"], m["body"]) for m in FIGURE.finditer(html)]
+    return markup.replace_spans(html, spans, lambda start, end, name, body: _figure(name, body, html[start:end],
+                                                                                    folder, colours))
 
 
 def _colours() -> tuple[str, tuple[str, ...]]:
-    """The ink and the palette, as ``sdpa.style`` says now: under ``mkdocs serve`` an edit
-    of the module is imported again at the next rebuild, and its colours are the ones used."""
-    style = importlib.import_module("sdpa.style")
+    """The ink and the palette, as ``sdpa.style`` says now (read anew: ``mkdocs serve``
+    sees an edit of its colours, which the workers draw with)."""
+    style = importlib.reload(importlib.import_module("sdpa.style"))
     return style.INK, tuple(style.PALETTE)
-
-
-# What FIGURE.finditer finds on a page, found with str.find: the regex's lazy ``.*?``
-# steps through every character of a page's figures (hundreds of kilobytes).
-_FIGURE_OPEN = f'{_OPEN} id="{FIGURE_ID_PREFIX}'
-_NAME = re.compile(r'[a-z0-9-]+">')
-
-
-def _figures(html: str):
-    """(start, end, name, body) of each match of :data:`FIGURE` in ``html``, in order."""
-    start = html.find(_FIGURE_OPEN)
-    while start >= 0:
-        named = _NAME.match(html, start + len(_FIGURE_OPEN))
-        if named is None:
-            start = html.find(_FIGURE_OPEN, start + 1)
-            continue
-        end = html.find("</figure>", named.end())
-        if end < 0:  # no figure closes after this one opens, so none after it either
-            return
-        yield start, end + len("</figure>"), named[0][:-2], html[named.end():end]
-        start = html.find(_FIGURE_OPEN, end + len("</figure>"))
 
 
 def _figure(name: str, body: str, whole: str, folder: Path, colours: tuple) -> str:
@@ -94,12 +59,9 @@ def _figure(name: str, body: str, whole: str, folder: Path, colours: tuple) -> s
     return html
 
 
-@functools.lru_cache(maxsize=256)
 def _made(name: str, body: str, colours: tuple) -> tuple[str, str, str] | None:
     """The figure ``name`` as the page shows it, its SVG download and its CSV; None when
-    ``body`` was not made by ``sdpa.Figure``. A pure function of the figure's HTML and the
-    ``colours`` (:func:`_colours`), so ``mkdocs serve`` reuses it on every rebuild where
-    neither changed (a clean build themes each figure once)."""
+    ``body`` was not made by ``sdpa.Figure``."""
     data = DATA.search(body)
     spans = markup.svg_spans(body)
     if data is None or not spans:
@@ -109,7 +71,7 @@ def _made(name: str, body: str, colours: tuple) -> tuple[str, str, str] | None:
         for title in drawing.iter("title"):
             title.text = readable(title.text or "")
         _compact(drawing)
-    download = _standalone(markup.write(drawings[0]))
+    download = f'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n{markup.write(drawings[0])}\n'
     body = re.sub(r"<figcaption>.*?</figcaption>", lambda m: _outside_code(m[0], readable), DATA.sub("", body),
                   flags=re.S)
     links = (f' <span class="sdpa-downloads">Download: <a href="{FOLDER}/{name}.svg" download>'
@@ -126,18 +88,13 @@ def _outside_code(html: str, change) -> str:
     return "".join(part if part.startswith("<code>") else change(part) for part in parts)
 
 
-def _standalone(svg: str) -> str:
-    return f'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n{svg}\n'
-
-
 _DIGITS = re.compile(r"(?<=\d\.\d)\d+")  # the digits after a number's first decimal
 _PATH_BREAK = re.compile(r" ?\n(?=[MLCQZz] |z)")
 
 
 def _compact(svg: markup.Element) -> None:
-    """Coordinates to 0.1 pt (finer than a pixel), in attribute values (never in text, nor
-    in a style, whose opacities, such as the grid's 0.18, it would change), and each path
-    on one line."""
+    """Coordinates to 0.1 pt in attribute values (not in a style: its opacities would
+    change), and each path on one line."""
     for element in svg.iter():
         changed = {}
         for name, value in element.attrib.items():
@@ -167,9 +124,8 @@ _SIZE = re.compile(r"[\d.]+pt")
 
 @functools.lru_cache(maxsize=4096)  # a figure repeats a few styles thousands of times
 def _style(style: str, text: bool, colours: tuple) -> str:
-    """A style attribute in the page's colours: the ink is ``currentColor``, each palette
-    colour ``var(--sdpa-cN, colour)``; a text's style leaves its font and its colour to
-    site.css (the page's text colour) unless it has a colour of its own."""
+    """A style attribute in the page's colours; a text's leaves its font, and its colour unless
+    it has one of its own, to site.css."""
     ink, palette = colours
     shades = {colour.lower(): i for i, colour in enumerate(palette)}
 
@@ -179,11 +135,6 @@ def _style(style: str, text: bool, colours: tuple) -> str:
 
     style = _COLOUR.sub(shade, style.replace(ink, "currentColor"))
     return _INK_FILL.sub("", _FONT.sub("", style, count=1), count=1) if text else style
-
-
-@functools.lru_cache(maxsize=256)
-def _unindented(text: str) -> str:
-    return _INDENT.sub("\n", text)
 
 
 def _themed(svg: markup.Element, prefix: str, colours: tuple) -> str:
@@ -197,9 +148,9 @@ def _themed(svg: markup.Element, prefix: str, colours: tuple) -> str:
     named: list[markup.Element] = []
     for element in svg.iter():
         if element.text and "\n" in element.text:  # lighter: no indentation
-            element.text = _unindented(element.text)
+            element.text = _INDENT.sub("\n", element.text)
         if element.tail and "\n" in element.tail:
-            element.tail = _unindented(element.tail)
+            element.tail = _INDENT.sub("\n", element.tail)
         attrib = element.attrib
         changed = {}
         for name, value in attrib.items():
@@ -224,8 +175,7 @@ def _themed(svg: markup.Element, prefix: str, colours: tuple) -> str:
             del attrib["transform"]
         if "id" in attrib:
             named.append(element)
-    # Ids: only those something refers to stay, prefixed; an axis and a plotted line keep a
-    # class instead.
+    # Ids: only those something refers to stay, prefixed; an axis or a plotted line gets a class.
     for element in named:
         name = element.get("id")
         if name in referenced:
@@ -234,9 +184,8 @@ def _themed(svg: markup.Element, prefix: str, colours: tuple) -> str:
         kind = _KIND.fullmatch(name)
         element.attrib = {("class" if key == "id" else key): (_CLASSES[kind[1]] if key == "id" else value)
                           for key, value in element.attrib.items() if kind or key != "id"}
-    # A <g> with no attribute left (matplotlib wraps each artist in one, named by an id
-    # nothing refers to) draws nothing, and half a figure's elements were such groups,
-    # each one more node for the browser to lay out on every page.
+    # A <g> with no attribute left (matplotlib's wrapper of each artist) draws nothing: half
+    # a figure's elements were such groups, each one more node for the browser to lay out.
     markup.unwrap(svg, lambda element: element.tag == "g" and not element.attrib)
     # Responsive: keep the viewBox, let CSS size it, no wider than drawn.
     width = svg.get("width", "")

@@ -1,22 +1,10 @@
 """The glossary: every term defined once, shown on hover and focus, listed on one page.
 
-The definitions live in ``includes/glossary.md`` as Markdown abbreviations
-(``*[logit]: A raw score ...``), which ``pymdownx.snippets`` appends to every page
-(``auto_append`` in mkdocs.yml); Python-Markdown's ``abbr`` extension then wraps each
-occurrence of a term in the page's text in ``<abbr title="...">``, and Material's
-``content.tooltips`` shows the definition. Code, math and raw HTML are left alone
-(``abbr`` skips them). This Markdown extension, registered by the hook below, adds:
-
-* **aliases and plurals**: a definition that is another term's name (``*[μP]: muP``)
-  borrows that term's definition, and a lower-case term also matches its plural
-  (``logits``, ``attention heads``);
-* **headings and links stay plain**: a term is not marked inside a heading (its anchor
-  and the table of contents keep their plain text) or inside a link;
-* (``docs/assets/site.js`` makes the first occurrence of each term on a page take
-  keyboard focus, which shows its tooltip too; the others show it on hover. One tab stop
-  per term, not one per occurrence: ``d_k`` alone occurs hundreds of times);
-* **the Glossary page**: a line ``<!-- glossary -->`` becomes the list of every term
-  and its definition, in the file's order.
+``includes/glossary.md``'s abbreviations (``*[logit]: A raw score ...``), appended to every
+page, become ``<abbr title="...">`` tooltips (``abbr``, Material's ``content.tooltips``).
+This Markdown extension adds aliases (``*[μP]: muP`` borrows its definition) and plurals of
+lower-case terms, keeps headings and links plain, and turns ``<!-- glossary -->`` into the
+Glossary page's list of every term.
 """
 
 from __future__ import annotations
@@ -29,7 +17,7 @@ from markdown import Extension
 from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
-from sitebuild import markdown_extension
+from sitebuild import markdown_extension, markup
 
 DEFINITION = re.compile(r"^\*\[(?P<term>[^\]]+)\]:[ ]*(?P<text>.+)$")
 MARKER = "<!-- glossary -->"
@@ -88,20 +76,10 @@ class _PlainHeadingsAndLinks(Treeprocessor):
             node = abbr
             while node in parents and node.tag not in self.PLAIN:
                 node = parents[node]
-            if node.tag in self.PLAIN:
-                _unwrap(abbr, parents[abbr])
-
-
-def _unwrap(element: etree.Element, parent: etree.Element) -> None:
-    """Replace ``element`` by its text (a term has no children)."""
-    index = list(parent).index(element)
-    text = (element.text or "") + (element.tail or "")
-    if index == 0:
-        parent.text = (parent.text or "") + text
-    else:
-        previous = parent[index - 1]
-        previous.tail = (previous.tail or "") + text
-    parent.remove(element)
+            if node.tag in self.PLAIN:  # the term, which has no children, becomes its text
+                parent = parents[abbr]
+                markup.append_text(parent, parent[:list(parent).index(abbr)], (abbr.text or "") + (abbr.tail or ""))
+                parent.remove(abbr)
 
 
 class GlossaryExtension(Extension):

@@ -1,18 +1,12 @@
 """The one module that relies on how markdown-exec works inside (pinned in requirements.txt).
 
-The rest of ``sitebuild`` uses markdown-exec's public means only: the fence options
-``title`` and ``id`` and the public ``markdown_exec.base_format``, which draws the Source
-and Result tabs around what a ``run`` function returns. What this module assumes, and
-``tests/test_markdown_exec_adapter.py`` checks against the pinned version:
-
-1. the ``markdown-exec`` plugin, in its ``on_config``, registers a pymdownx.superfences
-   custom fence per language, ``{"name": "python", "format": markdown_exec.formatter}``,
-   whose ``options`` (made by ``markdown_exec.validator``) are ``base_format``'s keywords,
-   the fence's other options (``title``) under ``"extra"``;
-2. ``base_format`` calls ``run(code, returncode=..., session=..., id=..., **extra)`` and
-   shows what ``run`` returns as the result, in the Source/Result tabs;
-3. the fence's ``id`` prefixes the HTML ids of its result (the tabs): two fences of a
-   page never repeat an id, and a cached result keeps its ids from build to build.
+What it assumes, checked against the pinned version by ``tests/test_markdown_exec_adapter.py``:
+(1) the plugin registers, in its ``on_config``, a pymdownx.superfences custom fence per
+language, ``{"name": "python", "format": markdown_exec.formatter}``, whose options (from
+``markdown_exec.validator``) are ``base_format``'s keywords, the fence's others (``title``)
+under ``"extra"``; (2) ``base_format`` calls ``run(code, returncode=..., session=...,
+id=..., **extra)`` and shows what it returns in Source/Result tabs; (3) the fence's ``id``
+prefixes the HTML ids of its tabs, so two fences of a page never repeat one.
 """
 
 from __future__ import annotations
@@ -23,42 +17,32 @@ import markdown_exec
 from mkdocs.exceptions import PluginError
 from pymdownx.superfences import SuperFencesException
 
-PYTHON = ("python", "py")
-
 
 class FenceError(SuperFencesException, PluginError):
     """A fence that cannot run as written (superfences lets only this kind through)."""
 
 
-Run = Callable[[str, str], str]  # (code, the file it came from) -> what it printed
-
-
 def route_python_fences(mdx_configs: dict, fence_format: Callable) -> None:
     """Have markdown-exec's python fences formatted by ``fence_format`` (superfences' signature)."""
     fences = mdx_configs.get("pymdownx.superfences", {}).get("custom_fences", [])
-    python = [fence for fence in fences if fence.get("name") in PYTHON]
+    python = [fence for fence in fences if fence.get("name") in ("python", "py")]
     if not python:
         raise PluginError("markdown-exec registered no python fence: is the plugin listed in mkdocs.yml?")
     for fence in python:
         fence["format"] = fence_format
 
 
-def title(options: dict) -> str:
-    """The fence's ``title`` option (the snippet's file), or ``""``."""
-    return options.get("extra", {}).get("title", "")
-
-
-def render(source: str, options: dict, md, run: Run) -> str:
-    """A python fence as markdown-exec draws it, with ``run(code, title)`` executing the code."""
-
+def render(source: str, options: dict, md, run: Callable[[str, str], str]) -> str:
+    """A python fence as markdown-exec draws it, ``run(code, title)`` giving what it printed."""
+    title = options.get("extra", {}).get("title", "")
     if options.get("session"):
-        raise FenceError(f"{title(options) or 'a python fence'}: markdown-exec sessions are not used"
-                         " here; every snippet runs alone")
+        raise FenceError(f"{title or 'a python fence'}: markdown-exec sessions are not used here; every "
+                         "snippet runs alone")
 
     def run_block(code: str, returncode: int = 0, session: str = "", id: str = "", **extra) -> str:
         return run(code, extra.get("title") or id)
 
     # The id (defaulting to the title) prefixes the result's HTML ids: unique on the page
     # and the same in every build, as a cached result needs.
-    options = {**options, "id": options.get("id") or title(options)}
+    options = {**options, "id": options.get("id") or title}
     return markdown_exec.base_format(language="python", run=run_block, code=source, md=md, **options)

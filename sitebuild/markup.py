@@ -1,30 +1,16 @@
 """SVG and MathML found in a page and edited as trees, written back as their makers write them.
 
-:func:`svg_spans` finds each inline ``<svg>`` of a page's HTML (for ``sitebuild/figures.py``,
-which themes them, and ``sitebuild/search.py``, which sets them aside) and
-:func:`replace_spans` puts new text in their places.
-
-The build rewrites markup that other programs made: matplotlib's SVG
-(``sitebuild/figures.py``) and math-core's MathML (``sitebuild/math.py``). :func:`parse`
-turns it into an :class:`xml.etree.ElementTree.Element`, the build edits elements and
-attributes, and :func:`write` turns the tree back into text. A tree written back
-unchanged gives the bytes it was read from, so a build that edits a figure changes
-only what it edits:
-
-* names stay as written: expat reads the markup without namespace processing, so
-  ``xmlns``, ``xmlns:xlink`` and ``xlink:href`` are plain attributes, in their places
-  (ElementTree's own parser and writer would move the declarations to the front and make
-  new prefixes for names they have not been told of);
-* attributes keep their order, written in double quotes with ``&``, ``<``, ``>`` and
-  ``"`` escaped, text with ``&``, ``<`` and ``>`` escaped, as both programs write them;
-* a newline inside an attribute value stays a newline (expat would read it as a space,
-  XML's attribute-value normalisation): :func:`parse` hands every newline to expat as the
-  reference ``&#10;``, which reads as a newline wherever it stands in an element (neither
-  program breaks a line inside a tag, where a reference would not be allowed);
-* comments stay, as :data:`xml.etree.ElementTree.Comment` elements (matplotlib writes
-  the TeX of a tick label such as ``10^{2}`` in one);
-* what differs from one program to the other is its :class:`Dialect`: which empty
-  elements it writes as ``<tag/>``, and which characters as named references.
+:func:`svg_spans` finds each inline ``<svg>`` of a page (``figures.py`` themes them,
+``search.py`` sets them aside) and :func:`replace_spans` puts new text in their places.
+The build edits matplotlib's SVG (``figures.py``) and math-core's MathML (``math.py``):
+:func:`parse` reads it into :class:`xml.etree.ElementTree.Element` trees and :func:`write`
+writes them back, giving the bytes it read where nothing was edited: names stay as
+written (expat reads without namespace processing, so ``xmlns`` and ``xlink:href`` are
+plain attributes, in place); attributes keep their order and quoting; a newline inside
+an attribute value stays one (it is handed to expat as ``&#10;``, which attribute-value
+normalisation leaves alone); comments stay (matplotlib writes a tick label's TeX in one);
+and each program's :class:`Dialect` says which empty elements it writes ``<tag/>`` and
+which characters as named references.
 """
 
 from __future__ import annotations
@@ -100,18 +86,11 @@ def _write(element: Element, out: Callable[[str], None], empty, text, attribute)
 
 
 def _text(value: str) -> str:
-    if "&" in value:
-        value = value.replace("&", "&amp;")
-    if "<" in value:
-        value = value.replace("<", "&lt;")
-    if ">" in value:
-        value = value.replace(">", "&gt;")
-    return value
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _attribute(value: str) -> str:
-    value = _text(value)
-    return value.replace('"', "&quot;") if '"' in value else value
+    return _text(value).replace('"', "&quot;")
 
 
 @functools.cache
@@ -138,10 +117,8 @@ def _escapes(dialect: Dialect) -> tuple[Callable[[str], str], Callable[[str], st
 
 
 def unwrap(element: Element, bare: Callable[[Element], bool]) -> None:
-    """Replace every element below ``element`` for which ``bare`` holds by its content (its
-    text and children), in one pass over each element's children. A newline that opens its
-    text and one that opens its tail (the line breaks after its start and end tags) go
-    with it."""
+    """Replace every element below ``element`` for which ``bare`` holds by its content, in one
+    pass; a newline that opens its text or its tail (after its tags) goes with it."""
     kept: list[Element] = []
     changed = False
     for child in element:
@@ -151,9 +128,9 @@ def unwrap(element: Element, bare: Callable[[Element], bool]) -> None:
             kept.append(child)
             continue
         changed = True
-        _append(element, kept, (child.text or "").removeprefix("\n"))
+        append_text(element, kept, (child.text or "").removeprefix("\n"))
         kept.extend(child)
-        _append(element, kept, (child.tail or "").removeprefix("\n"))
+        append_text(element, kept, (child.tail or "").removeprefix("\n"))
     if changed:
         element[:] = kept
 
@@ -162,11 +139,11 @@ def remove(parent: Element, child: Element) -> None:
     """Take ``child`` and the whitespace that follows it out of ``parent``."""
     index = list(parent).index(child)
     kept = parent[:index]
-    _append(parent, kept, (child.tail or "").lstrip())
+    append_text(parent, kept, (child.tail or "").lstrip())
     del parent[index]
 
 
-def _append(parent: Element, children: list[Element], text: str) -> None:
+def append_text(parent: Element, children: list[Element], text: str) -> None:
     """Add ``text`` after the last of ``children`` (the first of ``parent``'s), or to
     ``parent``'s own text if there is none."""
     if not text:

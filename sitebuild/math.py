@@ -1,23 +1,11 @@
 """TeX to MathML Core while the site builds, so no page needs a script or a font from elsewhere.
 
-``pymdownx.arithmatex`` (generic mode) leaves each formula as TeX inside
-``<span class="arithmatex">`` or ``<div class="arithmatex">``; this Markdown extension
-replaces those wrappers with MathML Core from math-core, keeping the TeX as ``alttext``.
-
-math-core was chosen over latex2mathml (``scripts/compare_math.py`` runs both on every
-formula of a built site): it writes ``\\text{in\\_features}`` as ``in_features``,
-``\\mathrm{softmax}`` as one ``<mi>``, spaces as lengths rather than the named spaces
-MathML Core dropped, bold and blackboard letters as their Unicode characters rather than
-``mathvariant``, and it sets ``aligned`` environments and numbered equations. All the
-formulas of a page convert together, so ``\\eqref{eq:name}`` links to an equation
-``\\label``-ed anywhere on the page (the number in a ``(n)`` link, the equation's
-``id`` the label). A formula that is only such a reference becomes the plain link: inside
-``<math>`` (whose children assistive technology reads as one formula, ARIA's ``math``
-role) a link cannot be reached, and axe-core reports it as nested-interactive.
-
-Each formula's MathML is edited as a tree of elements (``sitebuild/markup.py``): the TeX
-added as ``alttext``, a reference taken out of its ``<math>``, ``scriptlevel`` moved to an
-``<mstyle>`` (see :func:`_scriptlevel_on_mstyle`).
+This Markdown extension replaces ``pymdownx.arithmatex``'s generic TeX wrappers with
+math-core's MathML Core, the TeX kept as ``alttext`` (math-core over latex2mathml:
+``scripts/compare_math.py``). A page's formulas convert together, so ``\\eqref{eq:name}``
+links an equation ``\\label``-ed anywhere on it; a formula that is only such a reference
+becomes the plain link (inside ``<math>`` it could not be reached). The MathML is edited as a
+tree (``markup.py``): ``alttext`` added, ``scriptlevel`` moved to an ``<mstyle>``.
 """
 
 from __future__ import annotations
@@ -105,11 +93,8 @@ def _only_child(element: markup.Element) -> markup.Element | None:
 
 
 def _scriptlevel_on_mstyle(math: markup.Element) -> None:
-    """Move ``scriptlevel`` from an ``<mtable>`` to an ``<mstyle>`` around it.
-
-    MathML Core allows the attribute on every element, but the Nu HTML checker still
-    follows MathML 3, where it belongs to ``mstyle``; the two spellings lay out the same.
-    """
+    """Move ``scriptlevel`` from an ``<mtable>`` to an ``<mstyle>`` around it: MathML Core
+    allows it anywhere, the Nu HTML checker (MathML 3) on ``mstyle`` only; both lay out alike."""
     for parent in [element for element in math.iter() if any(child.tag == "mtable" for child in element)]:
         for index, table in enumerate(list(parent)):
             if table.tag == "mtable" and "scriptlevel" in table.attrib:

@@ -1,13 +1,8 @@
 """Text that cannot hold math, written as a reader reads it: ``√d_k`` becomes ``√dₖ``.
 
-The browser tab, the table of contents, the navigation and a figure's text alternative
-show plain text, where a TeX-style ``d_k`` would show its underscore. :func:`readable`
-writes a one-letter subscript with its Unicode subscript letter where one exists
-(``d_k`` → ``dₖ``, ``d_v`` → ``dᵥ``); other names (``W_Q``, ``d_model``) stay as
-written. This Markdown extension, registered by the hook below, applies it to the text
-of every heading after the table of contents is made, so the heading, its entry in the
-table of contents and the page title read alike while the anchors stay as they were.
-``sitebuild/figures.py`` applies it to each figure's text alternative and caption.
+:func:`readable` writes a one-letter subscript with its Unicode letter (``d_k`` → ``dₖ``;
+``W_Q``, ``d_model`` stay) in headings (after the table of contents has its anchors), the
+navigation and the browser tab; ``figures.py`` in captions and text alternatives.
 """
 
 from __future__ import annotations
@@ -36,7 +31,7 @@ class _ReadableHeadings(Treeprocessor):
     def run(self, root: etree.Element) -> None:
         for heading in (el for el in root.iter() if el.tag in self.HEADINGS):
             self._rewrite(heading)
-        for token in _walk(getattr(self.md, "toc_tokens", [])):
+        for token in _walk(getattr(self.md, "toc_tokens", []), lambda token: token.get("children", [])):
             token["name"] = readable(token["name"])
             token["html"] = readable(token.get("html", ""))
 
@@ -50,10 +45,10 @@ class _ReadableHeadings(Treeprocessor):
                 child.tail = readable(child.tail)
 
 
-def _walk(tokens):
-    for token in tokens:
-        yield token
-        yield from _walk(token.get("children", []))
+def _walk(items, children):
+    for item in items:
+        yield item
+        yield from _walk(children(item), children)
 
 
 class ReadableExtension(Extension):
@@ -75,12 +70,6 @@ def on_page_content(html: str, page, config, files) -> str:
         parts = re.split(r"(<[^>]+>)", match[0])  # rewrite the text between tags only
         return "".join(part if part.startswith("<") else readable(part) for part in parts)
 
-    for link in _walk_links(page.toc):
+    for link in _walk(page.toc, lambda link: link.children):
         link.title = readable(link.title)
     return re.sub(r"<h([1-6])\b.*?</h\1>", heading, html, flags=re.S)
-
-
-def _walk_links(links):
-    for link in links:
-        yield link
-        yield from _walk_links(link.children)

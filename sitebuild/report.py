@@ -1,73 +1,102 @@
-"""The build report: every executed snippet with its page, figures, device and seconds.
+"""The build report, the records the *Build report* page reads, and each page's profile line.
 
-Each snippet (and each executed notebook) also says whether it ran in a worker process
-(:mod:`sitebuild.pool`) or in the MkDocs process.
-
-Written to ``build-report.json`` beside the site and read by the *Build report* page, so
-timings stay out of the pages and two builds give byte-identical HTML.
+``build-report.json``, beside the site (timings stay out of the pages, which two builds make
+byte for byte the same): each snippet's and notebook's page, figures, device, profile,
+seconds and whether this build ran it, and the :func:`digests` the site was made from,
+which a test of a site built beforehand (``SDPA_BUILT_SITE``) compares with the checkout's.
+:func:`records_markdown` reads the sweeps and the last full build committed under
+``bench/records/`` (``scripts/claims_sweep.py --record``, ``scripts/benchmark.py --full``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
 
+from sdpa import env
 from sdpa.style import FIGURE_CLASS, FIGURE_ID_PREFIX
 
 FIGURE_ID = re.compile(rf'<figure class="{re.escape(FIGURE_CLASS)}" id="{re.escape(FIGURE_ID_PREFIX)}([^"]+)"')
+RECORDS_DIR = Path(__file__).resolve().parents[1] / "bench" / "records"
+#: ``extra: full_build_decides:`` in mkdocs.yml names the page (and anchor) that says what
+#: the full build decides; a quick-built page links there from its top.
+DECIDES, REPORT = "full_build_decides", "build-report.md"
+#: The line of docs/build-report.md that the records' sentences replace.
+RECORDS = "<!-- records -->"
 
 
-class BuildReport:
-    def __init__(self) -> None:
-        self.snippets: list[dict] = []
-        self.notebooks: list[dict] = []
-
-    def add(self, page: str, snippet: str, output: str, seconds: float, runtime: tuple[str, str, str], *,
-            cached: bool, worker: bool = False) -> None:
-        """``runtime``: the device the snippet ran on, the torch version and the profile."""
-        self.snippets.append({
-            "page": page,
-            "snippet": snippet,
-            "figures": FIGURE_ID.findall(str(output)),
-            "tables": str(output).count("<table>"),
-            "seconds": seconds,
-            "cached": cached,
-            "worker": worker,
-            "device": runtime[0],
-            "torch": runtime[1],
-            "profile": runtime[2],
-        })
-
-    def add_notebook(self, page: str, seconds: float, *, worker: bool) -> None:
-        self.notebooks.append({"page": page, "seconds": seconds, "worker": worker})
-
-    def seconds_per_page(self) -> dict[str, float]:
-        """Seconds of each page's snippets that ran (not cached), and of each notebook."""
-        seconds: dict[str, float] = {}
-        for entry in self.snippets:
-            if not entry["cached"]:
-                seconds[entry["page"]] = round(seconds.get(entry["page"], 0) + entry["seconds"], 3)
-        return {**seconds, **{entry["page"]: entry["seconds"] for entry in self.notebooks}}
-
-    def write(self, site_dir: str) -> None:
-        total = round(sum(entry["seconds"] for entry in self.snippets if not entry["cached"]), 3)
-        report = {"snippets": self.snippets, "total_seconds": total, "notebooks": self.notebooks}
-        Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))
+def entry(page: str, record: dict, ran: bool, snippet: str = "") -> dict:
+    """A snippet's (or, without ``snippet``, the notebook's) line of the report, from its
+    ``record`` in the store (``ran``: this build's workers wrote it)."""
+    found = {"snippet": snippet, "figures": FIGURE_ID.findall(record["output"]),
+             "tables": record["output"].count("<table>")} if snippet else {}
+    return {"page": page, **found, "seconds": record["seconds"], "ran": ran,
+            **{key: record[key] for key in ("device", "torch", "profile")}}
 
 
-def profile_note(profile: str, report_url: str | None, decides_url: str | None) -> tuple[str, str]:
-    """Where a page whose snippets ran names the profile that sized its experiments:
-    ``(top, end)``, HTML for the page's top and for its end. A quick-built page says so at
-    its top, in one line, linking to what the full build decides (``decides_url``); a
-    full-built page closes with a line that names its profile, linking the build report
-    (``report_url``). A link whose page the site lacks (None) is left out."""
-    if profile == "quick":
-        decides = f' (<a href="{decides_url}">what the full build decides</a>)' if decides_url else ""
-        return (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong> (experiments '
-                f'sized for a CPU): a verdict marked <em>full profile</em> is decided by the full build, '
-                f'which the published site uses{decides}.</p>\n', "")
-    report = f' (<a href="{report_url}">build report</a>)' if report_url else ""
-    return "", (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the site '
-                f'was built, with the full profile, the experiment sizes the published site is built with'
-                f'{report}.</p>\n')
+def write(site_dir: str, snippets: list[dict], notebooks: list[dict], digests: dict) -> None:
+    total = round(sum(entry["seconds"] for entry in snippets + notebooks), 3)
+    report = {"snippets": snippets, "notebooks": notebooks, "total_seconds": total, "digests": digests}
+    Path(site_dir, "build-report.json").write_text(json.dumps(report, indent=1))
+
+
+def digests(config, plan) -> dict:
+    """What a site was made from: its snippets' code and run context, and every file the
+    build reads (the pages, the snippets and includes, the build's code, ``mkdocs.yml``)."""
+    digest = hashlib.sha256()
+    roots = [Path(config.config_file_path), Path(config.docs_dir), Path(__file__).parent,
+             *(Path(base) for base in config.mdx_configs["pymdownx.snippets"]["base_path"])]
+    for root in sorted({root.resolve() for root in roots}):
+        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(f"{path.relative_to(root.parent)}".encode() + b"\0" + path.read_bytes() + b"\0")
+    return {"code": plan.code, "context": dict(env.run_context(plan.device)), "sources": digest.hexdigest()}
+
+
+def _offsets(offsets: list[int]) -> str:
+    """``0–19`` for a run of offsets, else the list."""
+    whole = offsets == list(range(offsets[0], offsets[-1] + 1)) and len(offsets) > 2
+    return f"{offsets[0]}–{offsets[-1]}" if whole else ", ".join(map(str, offsets))
+
+
+def records_markdown(folder: Path = RECORDS_DIR) -> str:
+    """The build report's sentences on the recorded claim sweeps and the last full build."""
+    def read(name: str) -> dict:
+        try:
+            return json.loads((folder / name).read_text())
+        except (OSError, ValueError):
+            return {}
+
+    sweeps, build = read("claims-sweeps.json"), read("full-build.json")
+    lines = [f"- The {profile} profile's claims: " + (
+        f"{s['tests']} claim tests swept at {len(s['offsets'])} seed offsets ({_offsets(s['offsets'])}), "
+        f"{s['failed']} failing at some offset, the smallest margin {s['min_margin']:.1f} standard deviations "
+        f"over the offsets ({s['date']})." if (s := sweeps.get(profile)) else "no sweep recorded yet.")
+        for profile in env.PROFILES]
+    return "\n".join(lines + [
+        f"- The last full build took {build['build_s'] / 60:.1f} minutes ({build['build_s']:,.0f} s) on "
+        f"{build['cores']} cores, and its claims, reading its store, {build['claims_s']:,.0f} s more "
+        f"({build['date']})." if build else "- No full build has been recorded yet."])
+
+
+def with_profile(html: str, profile: str, page, config, files) -> str:
+    """A page's HTML naming the profile that sized its experiments: quick in a line under its
+    title, linking what the full build decides; full in a closing line, linking the build
+    report (a link to a page the site lacks, in a one-page preview, left out)."""
+    def link(target: str, text: str) -> str:
+        path, _, anchor = target.partition("#")
+        found = files.get_file_from_path(path)
+        url = found.url_relative_to(page.file) + (f"#{anchor}" if anchor else "") if found else None
+        return f' (<a href="{url}">{text}</a>)' if url else ""
+
+    if profile != "quick":
+        return html + (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the '
+                       f'site was built, with the full profile, the experiment sizes the published site is built '
+                       f'with{link(REPORT, "build report")}.</p>\n')
+    top = (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong> (the experiments at their small '
+           f'size): a verdict marked <em>full profile</em> is decided by the full build, which the published site '
+           f'uses{link(config.extra.get(DECIDES, REPORT), "what the full build decides")}.</p>\n')
+    at = html.find("</h1>") + len("</h1>") if "</h1>" in html else 0
+    return f"{html[:at]}\n{top}{html[at:].lstrip(chr(10))}"

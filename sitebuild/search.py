@@ -1,21 +1,11 @@
 """What the search index leaves out: each figure's drawing and each snippet's source.
 
-A MkDocs hook (listed in ``mkdocs.yml`` after the hooks that make a page's HTML). Between
-``on_page_content`` and ``on_post_page``, Material's search plugin reads every page's HTML
-for its index. Two parts of a page hold nothing a reader searches the site for:
-
-* a figure's drawing: tens of thousands of tags of paths and tick marks, most of the
-  plugin's parsing time; the figure's caption and text alternative stay;
-* a snippet's source, in the tab behind its output: three fifths of the index's text were
-  code, which every page a reader opens loads and indexes again in a web worker (a third
-  of a second of CPU per page load). The file's name stays, so a search for it finds the
-  page; the library's own source stays searchable on the Code pages.
-
-Each stands aside while the page is indexed, a comment in its place, and is put back when
-the page is written: the page itself is byte for byte the same. The library's source on
-the Code pages stays in the index, but as plain text: its line numbers and the ``<span>``
-of each highlighted token (half of the tags the plugin parsed) stand aside too, the code's
-text in their place, so its entries are the same.
+A MkDocs hook, after those that make a page's HTML. A figure's drawing (most of the search
+plugin's parsing) and a snippet's source (three fifths of the index, which every page load
+indexes again) stand aside while Material's search plugin reads the page (between
+``on_page_content`` and ``on_post_page``), a comment in their place, and come back when the
+page is written, byte for byte. The library's source stays searchable on the Code pages, as
+plain text (its line numbers and token ``<span>`` tags stand aside).
 """
 
 from __future__ import annotations
@@ -51,10 +41,8 @@ def _between(html: str, opening: str, start: str, end: str) -> list[tuple[int, i
 
 
 def _spans(html: str) -> list[tuple[int, int, str]]:
-    """(start, end, stand-in) of each drawing (``<svg>`` … ``</svg>``), each snippet's
-    source (the ``<pre>`` of a source tab) and the line numbers of a highlighted block (none
-    in the index), and of the highlighted code of a Code page (its text in the index), in
-    order, found with ``str.find``."""
+    """(start, end, stand-in) of each drawing, snippet's source and line numbers (left out),
+    and of the highlighted code of a Code page (its text kept), in order."""
     spans = [(start, end, "") for start, end in markup.svg_spans(html)]
     spans += [(start, end, "") for start, end in _between(html, SOURCE_TAB, "<pre>", "</pre>")]
     spans += [(start, end, "") for start, end in _between(html, LINE_NUMBERS, "<pre>", "</pre>")]

@@ -1,26 +1,11 @@
 """Valid HTML from the tools that write the pages (the Nu HTML checker finds no error).
 
-A MkDocs hook (listed in ``mkdocs.yml``) that fixes, where they are made, three things
-the checker rejects:
-
-* **Raw HTML inside tabs and admonitions.** Python-Markdown recognises a raw HTML block
-  only at the start of a line; markdown-exec indents a snippet's output under its
-  "Result" tab, so a printed ``<figure>`` (or a table's ``<p class="sdpa-caption">``)
-  arrived wrapped in a paragraph: ``<p><figure>…</figure></p>``. :class:`HtmlBlocks`, a
-  Markdown extension, stores such a block whole, as Python-Markdown does at the top
-  level, so it comes out unwrapped. The hook adds it to the extensions (markdown-exec
-  converts its output with the same list).
-* **The notebook page.** mkdocs-jupyter inlines JupyterLab's 570 kB stylesheet as
-  ``<style>`` elements inside ``<article>`` (not allowed there, and the checker rejects
-  dozens of its rules), and a copy button of its own per cell. The hook drops both:
-  code cells become the theme's own code blocks (highlighting, copy button), and
-  ``docs/assets/site.css`` lays the cells out in a few rules.
-* **Material's templates.** Material writes ``autocomplete="off"`` on its two checkbox
-  toggles (drawer, search), an attribute that checkboxes may not carry: the hook drops
-  it, and ``docs/assets/site.js`` unchecks both when a page is shown, which is what the
-  attribute was for. A nav section's label gets an empty ``tabindex`` (dropped: the same
-  as none), and a page without a table of contents keeps the contents' label pointing at
-  a toggle it lacks (the label loses its ``for``).
+A MkDocs hook that fixes what the checker rejects where it is made: a snippet's raw HTML
+block indented under its "Result" tab, which Python-Markdown wrapped in ``<p>``
+(:class:`HtmlBlocks`, a Markdown extension, stores it whole); mkdocs-jupyter's inlined
+JupyterLab stylesheet and copy buttons (dropped; code cells become the theme's code
+blocks); Material's ``autocomplete="off"`` on checkbox toggles (``docs/assets/site.js``
+unchecks them instead), empty ``tabindex`` and a label's ``for`` naming no element.
 """
 
 from __future__ import annotations
@@ -87,16 +72,11 @@ def on_page_content(content: str, page, config, files) -> str:
 _CHECKBOX_AUTOCOMPLETE = re.compile(r'(<input\b[^>]*\btype="checkbox"[^>]*?)\s+autocomplete="off"')
 
 
-def _valid_toggles(output: str) -> str:
-    output = _CHECKBOX_AUTOCOMPLETE.sub(r"\1", output)
-    output = output.replace(' tabindex=""', "")
+def on_post_page(output: str, **_) -> str:
+    """Material's toggles, on every page and every page made from a template alone (404.html)."""
+    output = _CHECKBOX_AUTOCOMPLETE.sub(r"\1", output).replace(' tabindex=""', "")
     ids = set(_ids(output))
     return re.sub(r'(<label\b[^>]*?) for="([^"]+)"', lambda m: m[0] if m[2] in ids else m[1], output)
 
 
-def on_post_page(output: str, page, config) -> str:
-    return _valid_toggles(output)
-
-
-def on_post_template(output: str, template_name: str, config) -> str:
-    return _valid_toggles(output)  # pages made from a theme template alone (404.html)
+on_post_template = on_post_page

@@ -12,8 +12,8 @@ import pytest
 pytest.register_assert_rewrite("harness")  # its asserts read as the tests' do (it is imported just below)
 
 from harness import (DOCS, FAST_TIER, LIBRARY, REPO, SITE_FIXTURES, SNIPPETS, ahead,  # noqa: E402, F401 (for tests)
-                     build_in_process, included_snippets, mkdocs, mkdocs_process, network_can_be_cut, page_includes,
-                     run_ahead, when_site_is_built, whole_tier)
+                     included_snippets, mkdocs_process, network_can_be_cut, page_includes, run_ahead,
+                     when_site_is_built, whole_tier)
 from sdpa import env  # noqa: E402
 
 # The session's machinery (tests/harness.py); the claim fixture, with which claims record their

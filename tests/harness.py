@@ -1,37 +1,22 @@
-"""The test session's snippets: each runs once, in worker processes, and the tests read its run.
+"""The test session reads the store: every snippet runs once, into it, and each test reads its run.
 
-A pytest plugin (``tests/conftest.py`` loads it with ``pytest_plugins``). A session goes:
+A pytest plugin (``tests/conftest.py`` loads it). A session goes:
 
-1. **What each test reads.** A test declares the pages whose snippets it reads: the page
-   its file is named after (``tests/test_<page>.py`` reads ``docs/<page>.md``), the page
-   of the ``snippet`` it is parametrised with (or the ``page``), and those of a ``pages`` marker
-   (``@pytest.mark.pages("failure-modes.md")``; ``pytestmark = ...`` for a whole file).
-2. **Who runs them.** If a selected test needs the built site (``built_site``,
-   ``parallel_site``), one clean ``mkdocs build`` runs in a fresh process, the network cut
-   where the OS allows; else, if the tests declare two pages or more, ``python -m
-   sitebuild.keep --run`` runs those pages alone. Either way two workers run the pages and
-   keep each page's runs in one pickle that appears when the page is done
-   (``SDPA_KEEP_RUNS``, ``sitebuild/keep.py``): what each snippet printed, the state it
-   left behind, its data, and the results the page's memoised experiments computed. A
-   whole tier (``python -m pytest``, ``-m "not site"``) starts them before collecting.
-   With one page declared, its snippets run here, in the pytest process, as asked.
-3. **Before each test** the pickles of its pages are taken, waiting for them if need be:
-   ``run_snippet`` returns a snippet's kept run, and the page's memo results join this
-   process's memos, so a test that calls a page's experiment itself (``run_language``)
-   gets the worker's result instead of computing it a second time.
-4. **Loud, never silent.** A test that reads a snippet of a page it does not declare, a
-   name a kept run does not hold (it did not pickle), a page whose worker died, a snippet
-   that failed in its worker (its traceback is shown): each fails the test and says why.
-   Nothing is run again here to make up for it.
-5. **The end.** The last test (``tests/test_harness.py``) checks that no memoised
-   experiment ran in two processes; a test that ran experiments no page runs is named in
-   a warning. The workers end with the session however it ends, Ctrl-C, a kill or a
-   crash: every process started here dies with its parent
-   (:func:`sitebuild.pool.die_with_parent`).
-
-Around that: the tests are ordered so that each waits as little as can be
-(:func:`order_tests`), and work a test module starts ahead (:func:`run_ahead`) or once
-the site is built (:func:`when_site_is_built`) overlaps the other tests.
+1. **What each test reads**: its file's page (``tests/test_failure_modes.py`` reads
+   ``docs/failure-modes.md``), the page of its ``snippet`` or ``page`` parameter, and a
+   ``pages`` marker's (``@pytest.mark.pages("failure-modes.md")``).
+2. **Who runs them**: what the store lacks of them (``sitebuild/execute.py``) runs once, in
+   two workers: in a clean ``mkdocs build`` (the network cut where the OS allows) when a
+   test needs the site, else in ``python -m sitebuild.execute PAGE ...``; a whole tier
+   starts it before collecting.
+3. **Before each test** its pages' runs are read from the store, waiting for them if need
+   be; an engine's run a test asks for itself comes from the store too.
+4. **Loud, never silent**: reading an undeclared page, a name a stored run lacks (it did not
+   pickle), a snippet that failed (its traceback shown), a run its process ended without,
+   a named site (``SDPA_BUILT_SITE``) built from other code: each fails the test, saying why.
+5. **Around it**: the processes started here die with the session however it ends; work a
+   module starts ahead (:func:`run_ahead`) or once the site is built
+   (:func:`when_site_is_built`) overlaps the other tests (:func:`order_tests`).
 """
 
 from __future__ import annotations
@@ -39,8 +24,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import json
 import os
-import shutil
+import pickle
 import signal
 import subprocess
 import sys
@@ -62,28 +48,20 @@ for path in (SNIPPETS, REPO):
         sys.path.insert(0, str(path))
 
 from sdpa import env  # noqa: E402  (the environment, read and written; imports no torch)
-from sitebuild import keep  # noqa: E402
+from sitebuild import execute  # noqa: E402
+from sitebuild.execute import SnippetError, SnippetFailure, die_with_parent  # noqa: E402
 from sitebuild.fences import executed_fences  # noqa: E402
-from sitebuild.pool import die_with_parent  # noqa: E402
 
 #: The fast tier's marker expression, as the README gives it.
 FAST_TIER = "not site"
-#: Fixtures that build a site of real snippets: the whole site (``built_site``,
-#: ``parallel_site``) or a small one built both ways (``small_site``, tests/test_build.py).
-#: A test that uses one, directly or through another fixture, gets the ``site`` marker.
+#: Fixtures that build a site of real snippets: a test that uses one gets the ``site`` marker.
 SITE_FIXTURES = {"built_site", "parallel_site", "small_site"}
 WORKERS = "2"  # the session's worker processes: the machine's two cores
 
 
-# ---- options and markers -----------------------------------------------------------------
-
-
 def pytest_addoption(parser):
-    parser.addoption(
-        "--seed-offset", type=int, default=None, metavar="N",
-        help="add N to every seed the snippets, the library and the notebook draw "
-        f"(sets {env.SEED_OFFSET}); with -m claims, reruns every claim on other draws",
-    )
+    parser.addoption("--seed-offset", type=int, default=None, metavar="N", help="add N to every seed the snippets, "
+                     f"the library and the notebook draw (sets {env.SEED_OFFSET}); with -m claims, reruns every claim")
 
 
 def pytest_configure(config):
@@ -101,14 +79,8 @@ def pytest_configure(config):
     offset = config.getoption("--seed-offset")
     if offset is not None:  # set before any snippet runs; the processes started here inherit it
         env.export(**{env.SEED_OFFSET: str(offset)})
-    if env.shared_memo() is None:  # one folder for the session's memoised experiments: the
-        # build's workers, the snippet workers and this process share them (sdpa.runtime.memo)
-        _SHARED.append(tempfile.TemporaryDirectory(prefix="sdpa-memo-"))
-        env.export(**{env.SHARED_MEMO: _SHARED[-1].name})
+    env.export(**{env.STORE: str(execute.store())})  # this process's engine runs, and its children's
     _config[0] = config
-
-
-_SHARED: list = []  # the session's shared-memo folder, removed when the session ends
 
 
 _config: list = [None]  # the session's configuration: its terminal reporter prints our lines
@@ -121,16 +93,11 @@ def say(line: str) -> None:
         terminal.write_line(f"[harness] {line}")
 
 
-# ---- which pages include which snippets, and which pages a test reads ------------------------
-
-
 @functools.cache
 def page_includes() -> dict[str, list[str]]:
     """Every page under docs/ mapped to the snippets its executed fences include."""
-    return {
-        str(page.relative_to(DOCS)): [path for fence in executed_fences(page.read_text()) for _, path in fence.includes]
-        for page in sorted(DOCS.rglob("*.md"))
-    }
+    return {str(page.relative_to(DOCS)): [path for fence in executed_fences(page.read_text())
+                                          for _, path in fence.includes] for page in sorted(DOCS.rglob("*.md"))}
 
 
 def included_snippets() -> list[str]:
@@ -143,9 +110,7 @@ def page_of(snippet: str) -> str | None:
 
 
 def declared_pages(item) -> set[str]:
-    """The pages (with snippets) whose snippets the test ``item`` reads: its file's page, its
-    ``snippet`` parameter's page, its ``page`` parameter, and its ``pages`` markers' (step 1
-    of the module's flow)."""
+    """The pages (with snippets) whose snippets the test ``item`` reads (step 1 of the flow)."""
     pages = {item.path.stem.removeprefix("test_").replace("_", "-") + ".md"}
     params = getattr(getattr(item, "callspec", None), "params", {})
     if isinstance(params.get("snippet"), str):
@@ -157,13 +122,9 @@ def declared_pages(item) -> set[str]:
     return {page for page in pages if page_includes().get(page)}
 
 
-# ---- the workers ----------------------------------------------------------------------------
-
-
 def start(command: list[str], output: Path | None = None, **options) -> subprocess.Popen:
-    """A process of the session, in a process group of its own (so that it and its workers
-    can be stopped together), which dies with this one however this one ends. Its output
-    goes to the file ``output`` (a pipe would stall a process that prints much)."""
+    """A process of the session, in a process group of its own (stopped with its workers),
+    that dies with this one however this one ends, printing to the file ``output``."""
     with open(output or os.devnull, "w") as sink:
         return subprocess.Popen(command, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=functools.partial(die_with_parent, os.getpid()), **options)
@@ -173,59 +134,8 @@ def stop(process: subprocess.Popen | None) -> None:
     """Stop ``process``, if it runs, with its process group when it leads one (its workers)."""
     if process is not None and process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
-            if os.getpgid(process.pid) == process.pid:
-                os.killpg(process.pid, signal.SIGKILL)
-            else:
-                process.kill()
+            os.killpg(process.pid, signal.SIGKILL) if os.getpgid(process.pid) == process.pid else process.kill()
         process.wait()
-
-
-class Workers:
-    """One process (a site build, or ``python -m sitebuild.keep --run``) whose two workers
-    run the snippets of ``pages`` and keep each page's runs in a pickle of their own."""
-
-    def __init__(self, pages: list[str]):
-        from sitebuild.runner import page_jobs, whole_file_fences
-
-        self.root = Path(tempfile.mkdtemp(prefix="sdpa-session-"))
-        self.folder = self.root / "runs"
-        self.folder.mkdir()
-        markdown = {page: (DOCS / page).read_text() for page in pages}
-        jobs, hosted = page_jobs({page: whole_file_fences(markdown[page], [SNIPPETS]) for page in pages}, markdown)
-        #: page -> the pickle its runs are kept in (a page run by another's worker: that page's)
-        self.pickles = {page: keep.page_file(self.folder, fences) for page, fences in jobs.items() if fences}
-        self.pickles.update({page: self.pickles[host] for page, host in hosted.items()})
-        self.process: subprocess.Popen | None = None
-
-    def start(self, command: list[str], **environment: str) -> None:
-        self.process = start(command, self.root / "output.txt",
-                             env=env.environment({env.KEEP_RUNS: str(self.folder), **environment}))
-
-    def wait(self, page: str) -> Path | None:
-        """The pickle of ``page``'s runs once it is whole; None if the workers ended without
-        it. A long wait says what it waits for, every ten seconds."""
-        path, start, told = self.pickles[page], time.monotonic(), 0
-        while not path.exists() and self.process.poll() is None:
-            time.sleep(0.05)
-            waited = time.monotonic() - start
-            if waited > told + 10:
-                told = waited
-                kept = len({p for p in self.pickles.values() if p.exists()})
-                say(f"waiting {waited:.0f} s for the snippets of docs/{page} ({kept} of "
-                    f"{len(set(self.pickles.values()))} pages kept so far)")
-        return path if path.exists() else None
-
-    def finished(self, timeout: float | None = None) -> tuple[int, str]:
-        """The process's exit status and what it printed, once it has ended."""
-        self.process.wait(timeout=timeout)
-        return self.process.returncode, self.output()
-
-    def output(self) -> str:
-        return (self.root / "output.txt").read_text(errors="replace")
-
-    def stop(self) -> None:
-        stop(self.process)
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 @dataclass
@@ -241,129 +151,88 @@ class SnippetRun:
     namespace: dict
     output: str
     leaks: list[str]  # global state the run left behind: changed rcParams, open pyplot figures
-    failure: object = None  # where it failed (a sitebuild.errors.SnippetFailure), else None
+    failure: SnippetFailure | None = None
 
 
 class KeptNamespace(dict):
-    """A snippet's data as its worker kept it: a name that did not pickle is a loud error."""
+    """A snippet's data as the store kept it: a name that did not pickle is a loud error."""
 
     def __init__(self, data: dict, snippet: str):
         super().__init__(data)
         self.snippet = snippet
 
     def __missing__(self, name: str):
-        raise KeyError(f"snippets/{self.snippet}'s kept run has no {name!r}: it is no name the snippet "
+        raise KeyError(f"snippets/{self.snippet}'s stored run has no {name!r}: it is no name the snippet "
                        "defined, or its value could not be pickled (cloudpickle), or it is a module")
 
 
 class Session:
-    """The snippets' runs of this test session, and the workers that make them."""
+    """The snippets' runs of this test session, and the one process that makes what the store lacks."""
 
     def __init__(self) -> None:
+        self.plan = execute.Plan({}, {}, execute.code(), execute.device(), execute.store())
         self.runs: dict[str, SnippetRun] = {}  # by snippet, under snippets/
-        self.workers: Workers | None = None
-        self.build: Build | None = None  # when the workers' process builds the site
-        self.taken: set[Path] = set()
-        #: The memo results the workers computed: table -> key -> the pickle that says so.
-        self.computed: dict[str, dict] = {}
-        self.inserted: dict[str, set] = {}  # the keys of those put into this process's memos
-        self.twice: list[str] = []  # memo results that two workers computed
-        self.ran_here: dict[str, dict[str, int]] = {}  # test -> memo -> results it computed here
-        self._tables: tuple[int, dict] = (-1, {})  # (modules loaded, the memo tables then)
+        self.root = Path(tempfile.mkdtemp(prefix="sdpa-session-"))
+        self.process: subprocess.Popen | None = None  # the build, or python -m sitebuild.execute
+        self.build: Build | None = None  # when that process builds the site
 
-    # ---- starting -------------------------------------------------------------------------
+    @functools.cache  # noqa: B019 - one session
+    def record(self, snippet: str) -> Path:
+        source = (SNIPPETS / snippet).read_text(encoding="utf-8")
+        return self.plan.record(execute.Snippet(page_of(snippet) or "", f"snippets/{snippet}", source))
+
+    def missing(self, pages) -> list[str]:
+        """The pages of ``pages`` whose snippets' runs the store lacks."""
+        return sorted(page for page in pages if not all(self.record(s).exists() for s in page_includes()[page]))
+
+    def output(self) -> str:
+        return (self.root / "output.txt").read_text(errors="replace") if self.process else ""
 
     def build_site(self) -> None:
         """Start the session's clean build of the whole site (offline where the OS allows)."""
-        pages = sorted(page for page, snippets in page_includes().items() if snippets)
-        self.workers = Workers(pages)
-        offline = network_can_be_cut()
-        site = self.workers.root / "site"
-        command, environment = mkdocs_process("build", "--clean", "-d", str(site), offline=offline,
-                                              **{env.JOBS: WORKERS})
-        self.workers.start(command, **environment)
-        self.build = Build(site, offline, -1, "")
+        say(f"building the site in two workers (what the store lacks runs first); {env.BUILT_SITE}=<folder> "
+            "tests a site you built instead")
+        self.build = Build(self.root / "site", network_can_be_cut(), -1, "")
+        command, environment = mkdocs_process("build", "--clean", "-d", str(self.build.site),
+                                              offline=self.build.offline, **{env.JOBS: WORKERS})
+        self.process = start(command, self.root / "output.txt", env=environment)
 
     def run_pages(self, pages: list[str]) -> None:
-        """Start the workers on ``pages`` alone (no site)."""
-        self.workers = Workers(pages)
-        self.workers.start([sys.executable, "-m", "sitebuild.keep", "--run", str(self.workers.folder),
-                            "--jobs", WORKERS, *pages])
+        """Start running what the store lacks of ``pages`` (no site), if anything."""
+        if not pages:
+            return
+        say(f"running the snippets of {', '.join(pages)} in two workers (the store lacks them)")
+        self.process = start([sys.executable, "-m", "sitebuild.execute", "--jobs", WORKERS, *pages],
+                             self.root / "output.txt", env=env.environment())
 
     def built(self) -> Build:
         """The session's build, once it has ended (started now if no test foresaw it)."""
         if self.build is None:
+            stop(self.process)  # a run of pages alone: the build runs what is left of it
             self.build_site()
         if self.build.returncode == -1:
-            if self.workers.process.poll() is None:
+            if self.process.poll() is None:
                 say("waiting for the site's build to end")
-            status, output = self.workers.finished(timeout=900)
-            self.build = Build(self.build.site, self.build.offline, status, output)
+            self.process.wait(timeout=3600)
+            self.build = Build(self.build.site, self.build.offline, self.process.returncode, self.output())
         return self.build
 
-    # ---- taking the workers' runs ----------------------------------------------------------
-
-    def runs_page(self, page: str) -> bool:
-        return self.workers is not None and page in self.workers.pickles
-
-    def take(self, page: str) -> None:
-        """``page``'s kept runs and memo results, waiting for them (step 3); a page whose
-        worker died fails the test."""
-        if not self.runs_page(page) or self.workers.pickles[page] in self.taken:
+    def wait_for(self, page: str) -> None:
+        """Until the store holds the runs of ``page``'s snippets, started if no process runs
+        them (step 3); fail if the process ends without them."""
+        if not self.missing([page]):
             return
-        path = self.workers.wait(page)
-        if path is None:
-            status, output = self.workers.finished()
-            pytest.fail(f"the session's workers ended (exit status {status}) without keeping the runs of "
-                        f"docs/{page}; nothing is run again here. What they printed:\n{output[-4000:]}",
-                        pytrace=False)
-        self.taken.add(path)
-        kept = keep.read_page(path)
-        for filename, run in kept["runs"].items():
-            snippet = filename.removeprefix("snippets/")
-            self.runs.setdefault(snippet, SnippetRun(KeptNamespace(run["namespace"], snippet), run["output"],
-                                                     run["leaks"], run["failure"]))
-        for table, results in kept["memo"].items():
-            memo = keep.memo_table(table)
-            for key, value in results.items():
-                if key not in memo:
-                    dict.__setitem__(memo, key, value)
-                    self.inserted.setdefault(table, set()).add(key)
-        for table, keys in kept["computed"].items():
-            for key in keys:
-                if key in self.computed.setdefault(table, {}):
-                    self.twice.append(f"{table}{key[1:]} (in {self.computed[table][key]} and {path.name})")
-                self.computed[table].setdefault(key, path.name)
-        gc.freeze()  # the runs live as long as the session: out of the collector's scans
-
-    def take_all(self) -> None:
-        """Every page the workers run, once they are done."""
-        for page in sorted(self.workers.pickles if self.workers else ()):
-            self.take(page)
-
-    def computed_here(self) -> dict[str, set]:
-        """The memo results this process computed itself (not taken from a worker, nor
-        loaded from the session's shared memo)."""
-        return {name: set(table.computed) - self.inserted.get(name, set())
-                for name, table in keep.memo_tables().items()}
-
-    def counts(self) -> dict[str, int]:
-        """How many memo results of each table this process computed itself (not loaded
-        from a worker or the shared memo; the tables looked up again only when a module was
-        imported: this runs around every test)."""
-        if self._tables[0] != len(sys.modules):
-            self._tables = (len(sys.modules), keep.memo_tables())
-        return {name: len(table.computed - self.inserted.get(name, set()))
-                for name, table in self._tables[1].items()}
-
-    def ran_twice(self) -> tuple[list[str], list[str]]:
-        """The memo results computed twice in this session (so far): here and in a worker,
-        and in two workers."""
-        here = [f"{name}{key[1:]} (here and in {self.computed[name][key]})"
-                for name, keys in self.computed_here().items() for key in keys if key in self.computed.get(name, {})]
-        return here, self.twice
-
-    # ---- a test's read ---------------------------------------------------------------------
+        if self.process is None or (self.process.poll() is not None and self.build is None):
+            self.run_pages([page])
+        waited, told = time.monotonic(), 0.0
+        while self.missing([page]) and self.process.poll() is None:
+            time.sleep(0.05)
+            if time.monotonic() - waited > told + 10:
+                told = time.monotonic() - waited
+                say(f"waiting {told:.0f} s for the snippets of docs/{page}")
+        if self.missing([page]):
+            pytest.fail(f"the session's run ended (exit status {self.process.returncode}) without the runs of "
+                        f"docs/{page}. What it printed:\n{self.output()[-4000:]}", pytrace=False)
 
     def run_snippet(self, snippet: str, item) -> SnippetRun:
         page = page_of(snippet)
@@ -372,32 +241,20 @@ class Session:
         if item is not None and page not in declared_pages(item):
             pytest.fail(f"{item.nodeid} reads snippets/{snippet} but does not declare its page: mark it "
                         f'@pytest.mark.pages("{page}") (tests/harness.py, step 1)', pytrace=False)
-        self.take(page)
         if snippet not in self.runs:
-            if self.runs_page(page):
-                pytest.fail(f"the workers kept docs/{page}'s runs without snippets/{snippet}", pytrace=False)
-            from sitebuild.runner import execute  # one page's session: its snippets run here
-
-            namespace: dict = {}
-            style = keep.style()
-            try:
-                output = execute((SNIPPETS / snippet).read_text(), f"snippets/{snippet}", namespace)
-            except Exception as error:
-                self.runs[snippet] = SnippetRun(namespace, "", [], getattr(error, "failure", error))
-                raise
-            self.runs[snippet] = SnippetRun(namespace, output, keep.leaks(style))
+            self.wait_for(page)
+            path = self.record(snippet)
+            record = json.loads(path.read_text())
+            data = pickle.loads(path.with_suffix(".pickle").read_bytes())
+            failure = SnippetFailure(**record["failure"]) if record["failure"] else None
+            self.runs[snippet] = SnippetRun(KeptNamespace(data, snippet), record["output"], record["leaks"], failure)
+            gc.freeze()  # the runs live as long as the session: out of the collector's scans
         run = self.runs[snippet]
         if run.failure is not None:
-            from sitebuild.runner import SnippetError
-
             error = SnippetError(run.failure)
             error.add_note(run.failure.traceback)
             raise error
         return run
-
-    def stop(self) -> None:
-        if self.workers is not None:
-            self.workers.stop()
 
 
 SESSION = Session()
@@ -406,26 +263,37 @@ _current: list = [None]  # the test being set up or run, for run_snippet's check
 
 @pytest.fixture(scope="session")
 def run_snippet():
-    """``run_snippet("derivation/score_std.py")``: that snippet's run (its ``namespace``,
-    ``output`` and ``leaks``), once per session (the module's flow, steps 2-4)."""
+    """``run_snippet("derivation/score_std.py")``: that snippet's run (steps 2-4)."""
     return lambda snippet: SESSION.run_snippet(snippet, _current[0])
 
 
-@pytest.fixture(scope="session")
-def session_runs() -> Session:
-    """The session's runs, every page's taken (the workers done): for the harness's own
-    tests, which run last."""
-    SESSION.take_all()
-    return SESSION
+def check_built_site(site: Path) -> list[str]:
+    """What differs between the digests a built site records and the checkout's."""
+    from mkdocs.config import load_config
+
+    from sitebuild import report
+
+    try:
+        recorded = json.loads((site / "build-report.json").read_text())["digests"]
+    except (OSError, ValueError, KeyError):
+        return [f"{site} holds no build-report.json with the digests it was built from"]
+    with contextlib.chdir(REPO):
+        current = report.digests(load_config(str(REPO / "mkdocs.yml")), SESSION.plan)
+    return [f"its {name}: {recorded.get(name)} against the checkout's {value}"
+            for name, value in current.items() if recorded.get(name) != value]
 
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
-    """The whole site, built once per test session (:meth:`Session.build_site`), whose end
-    runs every start registered with :func:`when_site_is_built`. ``SDPA_BUILT_SITE=<folder>``
-    takes a site you built yourself instead (to iterate on the site's tests; never in CI)."""
+    """The whole site, built once per session (or ``SDPA_BUILT_SITE``'s, if it is the checkout's);
+    its end starts what :func:`when_site_is_built` registered."""
     site = env.built_site()
-    if site is None:
+    if site is not None:
+        differ = check_built_site(site)
+        if differ:
+            pytest.fail(f"{env.BUILT_SITE}={site} was built from other code than this checkout's: build it "
+                        "again (mkdocs build -d <folder>) or unset the variable.\n" + "\n".join(differ), pytrace=False)
+    else:
         build = SESSION.built()
         if build.returncode != 0:
             pytest.fail(f"the site did not build:\n{build.output[-6000:]}", pytrace=False)
@@ -436,24 +304,16 @@ def built_site() -> Path:
 
 @pytest.fixture(scope="session")
 def parallel_site() -> Build:
-    """The session's build: its site, whether it ran offline, its exit status and everything
-    it printed."""
+    """The session's build: its site, whether it ran offline, its exit status and output."""
     return SESSION.built()
 
 
-# ---- running mkdocs -------------------------------------------------------------------------
-
-
 def mkdocs_process(*args: str, engine: str = "mkdocs", offline: bool = False, **changes: str) -> tuple[list, dict]:
-    """The command line and environment of a fresh ``mkdocs`` (or ``properdocs``) process,
-    never reading the snippet cache.
-
-    It runs the engine's console script, as the README does (``python -m mkdocs`` would
-    put the working folder on ``sys.path``, which the script does not). ``offline=True``
-    runs it in a new network namespace whose only interface is loopback (``unshare -rn``,
-    then ``ip link set lo up`` for the notebook kernel's local sockets), to show that
-    building needs no network."""
-    environment = env.environment({"NO_MKDOCS_2_WARNING": "1", env.CACHE: "0", **changes})
+    """The command line and environment of a fresh ``mkdocs`` (or ``properdocs``) process:
+    the engine's console script, as the README runs it; ``offline``, in a new network
+    namespace whose only interface is loopback (``unshare -rn``, then ``ip link set lo up``
+    for the notebook kernel's local sockets), to show that building needs no network."""
+    environment = env.environment({"NO_MKDOCS_2_WARNING": "1", **changes})
     script = Path(sys.executable).with_name(engine)
     command = [sys.executable, *([str(script)] if script.is_file() else ["-m", engine]), *args]
     if offline:
@@ -461,54 +321,17 @@ def mkdocs_process(*args: str, engine: str = "mkdocs", offline: bool = False, **
     return command, environment
 
 
-def mkdocs(*args: str, cwd: Path = REPO, timeout: int = 900, check: bool = False, engine: str = "mkdocs",
-           offline: bool = False, **changes: str) -> subprocess.CompletedProcess:
-    """Run the mkdocs command line in a fresh process (see :func:`mkdocs_process`) that dies
-    with the session."""
-    command, environment = mkdocs_process(*args, engine=engine, offline=offline, **changes)
-    result = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout,
-                            preexec_fn=functools.partial(die_with_parent, os.getpid()))
-    if check and result.returncode != 0:
-        raise AssertionError(f"mkdocs {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
-    return result
-
-
-def build_in_process(config: Path, site: Path) -> Path:
-    """Build the site of ``config`` into ``site`` in this process, through MkDocs' own API,
-    serially (``SDPA_JOBS=1``: every snippet here, one after another), the cache off."""
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-
-    cwd = Path.cwd()
-    os.chdir(REPO)
-    try:
-        with env.changed(**{env.CACHE: None, env.JOBS: "1", "NO_MKDOCS_2_WARNING": "1"}):
-            loaded = load_config(str(config), site_dir=str(site))
-            loaded.plugins.on_startup(command="build", dirty=False)
-            try:
-                build(loaded)
-            finally:
-                loaded.plugins.on_shutdown()
-    finally:
-        os.chdir(cwd)
-    return site
-
-
 @functools.cache
 def network_can_be_cut() -> bool:
     try:
-        probe = ["unshare", "-rn", "sh", "-c", "ip link set lo up"]
-        return subprocess.run(probe, capture_output=True).returncode == 0
+        return subprocess.run(["unshare", "-rn", "sh", "-c", "ip link set lo up"], capture_output=True).returncode == 0
     except FileNotFoundError:
         return False
 
 
-# ---- work that overlaps the tests -----------------------------------------------------------
-
-#: (fixture, start, stop): ``start(site, items)`` runs as soon as the session's site is
-#: built, with the selected tests that use ``fixture``, if any; ``stop()`` runs as the
-#: session ends (``tests/test_browser.py`` starts its page visits in a thread, so they
-#: overlap the other tests, and waits for that thread to end).
+#: (fixture, start, stop): ``start(site, items)`` runs once the session's site is built, with
+#: the selected tests that use ``fixture``, if any; ``stop()`` as the session ends (the page
+#: visits of ``tests/test_browser.py`` run so, in a thread, beside the other tests).
 _WHEN_BUILT: list[tuple[str, Callable[[Path, list], None], Callable[[], None]]] = []
 _SELECTED: list = []  # the session's selected tests, once collected
 _BUILT: list[Path] = []  # the site the starts of _WHEN_BUILT were given, once they ran
@@ -521,18 +344,15 @@ def when_site_is_built(fixture: str, start: Callable[[Path, list], None], stop: 
 
 def _site_is_built(site: Path) -> None:
     """Run each start of :data:`_WHEN_BUILT` whose fixture a selected test uses (once)."""
-    if _BUILT:
-        return
-    _BUILT.append(site)
-    for fixture, start_work, _ in _WHEN_BUILT:
-        items = [item for item in _SELECTED if fixture in getattr(item, "fixturenames", ())]
-        if items:
+    for fixture, start_work, _ in _WHEN_BUILT if not _BUILT else []:
+        if items := [item for item in _SELECTED if fixture in getattr(item, "fixturenames", ())]:
             start_work(site, items)
+    _BUILT.append(site)
 
 
-#: fixture -> start(): work that runs in processes of its own (a subprocess, a notebook's
-#: kernel), started as the tests are collected when a selected test uses that fixture, so
-#: that it overlaps the tests run here; the fixture takes its result with :func:`ahead`.
+#: fixture -> start(): work in processes of its own (a subprocess, a notebook's kernel),
+#: started once the tests are collected if one uses that fixture, which takes its result
+#: with :func:`ahead`.
 _AHEAD: dict[str, Callable[[], object]] = {}
 _STARTED: dict[str, object] = {}
 
@@ -546,33 +366,14 @@ def ahead(fixture: str, start_work: Callable[[], object]) -> object:
     return _STARTED.pop(fixture) if fixture in _STARTED else start_work()
 
 
-# ---- the session's course -------------------------------------------------------------------
-
-
-def order_tests(items: list, workers: bool = False) -> None:
-    """Each test waits for as little as can be: first those that need no work from the
-    background; then, while the workers run, those whose work started ahead (the snippets
-    are not ready yet), or else the snippets' tests first (the work started ahead goes on
-    beside them), with the tests that build a small site of their own before the tests that
-    read snippets (which wait for the workers); then the site's tests; the visits, page by
-    page (all of a page's tests as soon as its visit is in); the harness's check last."""
-    building = workers or any({"built_site", "parallel_site"} & set(getattr(item, "fixturenames", ()))
-                              for item in items)
-
-    def order(item) -> float:
+def order_tests(items: list) -> None:
+    """First the tests that need nothing from the background, then those whose work started
+    ahead or that build a small site, then those that read snippets (they wait for the
+    store), then the site's, then the visits, page by page (as soon as a page's visit is in)."""
+    def order(item) -> int:
         names = set(getattr(item, "fixturenames", ()))
-        if "session_runs" in names:
-            return 5
-        if _BACKGROUND & names:
-            return 4
-        if {"built_site", "parallel_site"} & names:
-            return 3
-        if SITE_FIXTURES & names:  # a site of its own (small_site), built beside the session's
-            return 1.5
-        started_ahead, snippets = bool(set(_AHEAD) & names), bool(declared_pages(item))
-        if started_ahead or snippets:
-            return 1 if started_ahead == building else 2
-        return 0
+        return (4 if _BACKGROUND & names else 3 if {"built_site", "parallel_site"} & names else 2
+                if declared_pages(item) else 1 if (SITE_FIXTURES | set(_AHEAD)) & names else 0)
 
     def params(item) -> tuple:
         return tuple(sorted(getattr(getattr(item, "callspec", None), "params", {}).items()))
@@ -585,9 +386,8 @@ def order_tests(items: list, workers: bool = False) -> None:
 
 
 def whole_tier(config) -> str:
-    """Which whole tier the command runs: ``"all"`` (``python -m pytest``, as the README and
-    CI run it), ``"fast"`` (``python -m pytest -m "not site"``), or ``""`` where it selects
-    tests (a path, ``-k``, another ``-m``, ``--deselect``, the last failures)."""
+    """``"all"`` (``python -m pytest``), ``"fast"`` (``-m "not site"``), or ``""`` where the
+    command selects tests (a path, ``-k``, another ``-m``, ``--deselect``, ``--lf``)."""
     option = config.option
     if (config.args_source is not pytest.Config.ArgsSource.TESTPATHS or option.keyword
             or getattr(option, "deselect", None) or getattr(option, "lf", False) or option.collectonly):
@@ -598,13 +398,12 @@ def whole_tier(config) -> str:
 
 
 def pytest_sessionstart(session):
-    """A whole tier reads every page's snippets, so their workers start now, before the
-    tests are collected (three seconds of imports on one core)."""
+    """A whole tier reads every page's snippets: what the store lacks starts before collecting."""
     tier = whole_tier(session.config)
     if tier == "all":
         SESSION.build_site()
     elif tier == "fast":
-        SESSION.run_pages(sorted(page for page, snippets in page_includes().items() if snippets))
+        SESSION.run_pages(SESSION.missing(page for page, found in page_includes().items() if found))
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
@@ -617,80 +416,42 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(tryfirst=True)  # ordered before anything reads the list
 def pytest_collection_finish(session):
-    """Start the workers now if no whole tier started them: the site's build if a selected
-    test needs the site (and no built site was given), else the declared pages' snippets
-    if they are two or more."""
+    """Start what the selected tests need if no whole tier did: the site's build if a test
+    needs the site (and no built site was given), else what the store lacks of their pages."""
     uses = [set(getattr(item, "fixturenames", ())) for item in session.items]
-    builds = any("parallel_site" in names or ("built_site" in names and not env.built_site()) for names in uses)
-    pages = sorted(set().union(*(declared_pages(item) for item in session.items)))
-    order_tests(session.items, workers=builds or len(pages) > 1)
+    order_tests(session.items)
     _SELECTED[:] = session.items
-    # What collecting imported (torch, matplotlib, the library: millions of objects) lives
-    # as long as the session: out of the garbage collector's scans, which otherwise walk it
-    # again at every full collection, and five times over as pytest ends (two seconds).
-    gc.freeze()
+    gc.freeze()  # what collecting imported lives as long as the session: out of the collector's scans
     if session.config.option.collectonly:
         return
     for fixture, start_work in _AHEAD.items():
         if any(fixture in names for names in uses):
             _STARTED[fixture] = start_work()
-    if SESSION.workers is None:
-        if builds:
+    if SESSION.process is None:
+        if any("parallel_site" in names or ("built_site" in names and not env.built_site()) for names in uses):
             SESSION.build_site()
-        elif len(pages) > 1:
-            SESSION.run_pages(pages)
-    if SESSION.build is not None:
-        needs = [item.nodeid for item in session.items if {"built_site", "parallel_site"} & set(item.fixturenames)]
-        say(f"building the whole site in two workers for {len(needs)} test(s) that read it ({needs[0]}"
-            + (", ..." if len(needs) > 1 else "") + f"); {env.BUILT_SITE}=<folder> tests a site you built instead"
-            if needs else "building the whole site in two workers")
-    elif SESSION.workers is not None:
-        say(f"running the snippets of {len(SESSION.workers.pickles)} pages in two workers")
+        else:
+            SESSION.run_pages(SESSION.missing(set().union(*(declared_pages(item) for item in session.items))))
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """Skip a claim of another profile; take the test's pages' runs before its fixtures."""
+    """Skip a claim of another profile; wait for the runs of the test's pages."""
     _current[0] = item
     marker = item.get_closest_marker("profiles")
-    if marker is not None:
-        from sdpa.runtime import profile  # imports torch: only when a test asks
-
-        if profile() not in marker.args:
-            pytest.skip(f"a claim of the {' and '.join(marker.args)} profile's experiment sizes; "
-                        f"this run's profile is {profile()} (set SDPA_PROFILE)")
+    if marker is not None and env.profile() not in marker.args:
+        pytest.skip(f"a claim of the {' and '.join(marker.args)} profile's experiment sizes; "
+                    f"this run's profile is {env.profile()} (set SDPA_PROFILE)")
     for page in sorted(declared_pages(item)):
-        SESSION.take(page)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
-    """Note a test that ran memoised experiments here that no worker ran (step 5)."""
-    before = SESSION.counts() if SESSION.workers else None
-    try:
-        return (yield)
-    finally:
-        if before is not None:
-            ran = {name: count - before.get(name, 0) for name, count in SESSION.counts().items()}
-            if any(ran.values()):
-                SESSION.ran_here[item.nodeid] = {name: count for name, count in ran.items() if count}
-
-
-def pytest_terminal_summary(terminalreporter):
-    """Name the tests that ran experiments no page of the session runs, here in pytest's process."""
-    if SESSION.ran_here:
-        terminalreporter.section("experiments run in the pytest process (no page of this session runs them)")
-        for nodeid, ran in SESSION.ran_here.items():
-            terminalreporter.line(f"{nodeid}: {', '.join(f'{name} x{count}' for name, count in ran.items())}")
+        SESSION.wait_for(page)
 
 
 def pytest_unconfigure(config):
     for _, _, stop_work in _WHEN_BUILT:
         stop_work()
-    SESSION.stop()
+    stop(SESSION.process)
     for started in _STARTED.values():  # work started ahead that no test took (-x, -k)
         for part in started if isinstance(started, tuple) else (started,):
             if isinstance(part, subprocess.Popen):
                 stop(part)
-    for folder in _SHARED:  # after every process that wrote to it has stopped
-        folder.cleanup()
+

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
+import os
 import re
 import shutil
 import socket
@@ -17,9 +20,33 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import (DOCS, REPO, SNIPPETS, ahead, build_in_process, included_snippets, mkdocs, network_can_be_cut,
+from conftest import (DOCS, REPO, SNIPPETS, ahead, included_snippets, mkdocs_process, network_can_be_cut,
                       page_includes, run_ahead)
 from sdpa import env
+from sitebuild.execute import die_with_parent
+
+
+def mkdocs(*args: str, engine: str = "mkdocs", offline: bool = False, **changes: str) -> subprocess.CompletedProcess:
+    """Run :func:`mkdocs_process` to its end, in a process that dies with the session."""
+    command, environment = mkdocs_process(*args, engine=engine, offline=offline, **changes)
+    return subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=900,
+                          preexec_fn=functools.partial(die_with_parent, os.getpid()))
+
+
+def build_in_process(config: Path, site: Path, store: Path) -> Path:
+    """Build ``config``'s site into ``site`` through MkDocs' API, one worker running its
+    snippets into ``store``."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    with contextlib.chdir(REPO), env.changed(**{env.STORE: str(store), env.JOBS: "1", "NO_MKDOCS_2_WARNING": "1"}):
+        loaded = load_config(str(config), site_dir=str(site))
+        loaded.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(loaded)
+        finally:
+            loaded.plugins.on_shutdown()
+    return site
 
 
 def page_html(site: Path, page: str) -> str:
@@ -56,25 +83,25 @@ def _report(site: Path) -> dict:
 
 
 def _without_timings(report: dict) -> dict:
-    """A build report less what may differ between two builds: seconds, and which process ran what."""
+    """A build report less what may differ between two builds: seconds, and whether it ran them."""
     def plain(entries):
-        return [{k: v for k, v in entry.items() if k not in ("seconds", "worker")} for entry in entries]
+        return [{k: v for k, v in entry.items() if k not in ("seconds", "ran")} for entry in entries]
 
-    return {"snippets": plain(report["snippets"]), "notebooks": plain(report["notebooks"])}
+    return {"snippets": plain(report["snippets"]), "notebooks": plain(report["notebooks"]),
+            "digests": {k: v for k, v in report["digests"].items() if k != "sources"}}
 
 
-def test_the_site_builds_offline_every_snippet_in_a_worker_printing_only_info_lines(parallel_site):
-    """The session's build (``conftest.SessionBuild``): a clean build in a fresh process,
-    its snippets and notebook in two worker processes, with the network cut where the OS
-    allows it. It prints only MkDocs' INFO lines."""
+def test_the_site_builds_offline_printing_only_info_lines(parallel_site):
+    """The session's build (``harness.Session.build_site``): a clean build in a fresh process,
+    what the store lacks run by two workers, with the network cut where the OS allows it.
+    It prints only INFO lines: MkDocs' own and, while snippets run, one per page."""
     if not parallel_site.offline and env.ci():
         pytest.fail("CI must be able to cut the network (unshare -rn) for this test")
     assert parallel_site.returncode == 0, parallel_site.output
     alarming = [line for line in parallel_site.output.splitlines() if not line.startswith("INFO")]
-    assert not alarming, f"a clean build should print only MkDocs' INFO lines: {alarming}"
+    assert not alarming, f"a clean build should print only INFO lines: {alarming}"
     report = _report(parallel_site.site)
-    assert report["notebooks"] and all(entry["worker"] for entry in report["snippets"] + report["notebooks"]), (
-        "every snippet and notebook of the parallel build should have run in a worker")
+    assert report["notebooks"] and set(report["digests"]) == {"code", "context", "sources"}
 
 
 #: A small site of real snippets (figures, a table, the explorable figure; two pages, so
@@ -109,28 +136,57 @@ def small_site(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build(small_site, tmp_path):
-    """The serial path (``SDPA_JOBS=1``: every snippet in the MkDocs process, here through
-    MkDocs' own API) and a clean build in a fresh process with two workers and the network
-    cut write the same files, byte for byte, for a small site of real snippets. (The
-    session's build of the whole site is the parallel one; ``-m "not site"`` runs every
-    snippet through the executor that the serial path uses.)"""
+def _same_files(first: Path, second: Path) -> None:
+    files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    different = [str(p) for p in files if p.name != "build-report.json"
+                 and (first / p).read_bytes() != (second / p).read_bytes()]
+    assert not different, f"files that differ between {first.name} and {second.name}: {different}"
+
+
+def test_a_parallel_build_offline_is_byte_identical_to_the_serial_build_and_to_one_from_the_store(small_site,
+                                                                                                 tmp_path):
+    """A small site of real snippets, built three times: through MkDocs' own API with one
+    worker (``SDPA_JOBS=1``), in a fresh process with two workers and the network cut, each
+    into a store of its own; then again from the second's store, which runs nothing. The
+    three write the same files, byte for byte."""
     config = small_site
-    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
-    build_in_process(config, serial)
-    result = mkdocs("build", "-f", str(config), "-d", str(parallel), offline=network_can_be_cut(),
-                    **{env.JOBS: "2"})
-    assert result.returncode == 0, result.stdout + result.stderr
-    reports = [_report(site) for site in (serial, parallel)]
-    assert [all(entry["worker"] for entry in report["snippets"]) for report in reports] == [False, True]
+    serial, parallel, again = tmp_path / "serial", tmp_path / "parallel", tmp_path / "again"
+    build_in_process(config, serial, tmp_path / "serial-store")
+    for site in (parallel, again):
+        result = mkdocs("build", "-f", str(config), "-d", str(site), offline=network_can_be_cut(),
+                        **{env.JOBS: "2", env.STORE: str(tmp_path / "store")})
+        assert result.returncode == 0, result.stdout + result.stderr
+    reports = [_report(site) for site in (serial, parallel, again)]
+    assert [{entry["ran"] for entry in report["snippets"]} for report in reports] == [{True}, {True}, {False}]
     assert len(reports[1]["snippets"]) == sum(map(len, SMALL_SITE.values()))
-    assert _without_timings(reports[0]) == _without_timings(reports[1])
-    first = sorted(p.relative_to(serial) for p in serial.rglob("*") if p.is_file())
-    second = sorted(p.relative_to(parallel) for p in parallel.rglob("*") if p.is_file())
-    assert first == second
-    different = [str(p) for p in first if p.name != "build-report.json"
-                 and (serial / p).read_bytes() != (parallel / p).read_bytes()]
-    assert not different, f"files that differ between the serial and the parallel build: {different}"
+    assert _without_timings(reports[0]) == _without_timings(reports[1]) == _without_timings(reports[2])
+    _same_files(serial, parallel)
+    _same_files(parallel, again)
+
+
+def test_the_build_report_says_how_the_claims_were_swept_and_the_full_build_took_from_its_records(tmp_path):
+    from sitebuild import report
+
+    (tmp_path / "claims-sweeps.json").write_text(json.dumps({"quick": {
+        "offsets": list(range(20)), "tests": 80, "claims": 900, "failed": 0, "crashed": 0, "min_margin": 3.41,
+        "date": "2026-12-03"}}))
+    (tmp_path / "full-build.json").write_text(json.dumps({"build_s": 2593.0, "claims_s": 18.9, "cores": 2,
+                                                          "date": "2026-12-02"}))
+    text = report.records_markdown(tmp_path)
+    assert "80 claim tests swept at 20 seed offsets (0–19), 0 failing at some offset" in text
+    assert "3.4 standard deviations" in text and "full profile's claims: no sweep recorded yet" in text
+    assert "43.2 minutes (2,593 s) on 2 cores, and its claims, reading its store, 19 s more" in text
+
+
+def test_the_build_report_page_carries_the_records(built_site):
+    from html import unescape
+
+    from sitebuild import report
+
+    page = unescape(re.sub(r"<[^>]+>", "", page_html(built_site, "build-report.md")))
+    for line in report.records_markdown().splitlines():
+        assert line.removeprefix("- ") in page
 
 
 def test_the_site_publishes_no_tool_configuration(built_site):
@@ -143,7 +199,7 @@ def test_build_report_lists_every_snippet_and_figure(built_site):
     ran = {entry["snippet"] for entry in report["snippets"]}
     assert {f"snippets/{s}" for s in included_snippets()} <= ran
     for entry in report["snippets"]:
-        assert entry["seconds"] >= 0 and entry["device"] and entry["torch"] and not entry["cached"]
+        assert entry["seconds"] >= 0 and entry["device"] and entry["torch"] and entry["profile"]
     reported = sorted(name for entry in report["snippets"] for name in entry["figures"])
     on_pages = sorted(  # the Markdown pages' figures (the lab notebook's come from its kernel)
         name for page in page_includes() for name in re.findall(r'id="fig-([^"]+)"', page_html(built_site, page))
@@ -242,7 +298,7 @@ def start_failing_builds() -> tuple[Path, dict[str, threading.Event], dict[str, 
             try:
                 config = throwaway_site(folder, page)
                 result = mkdocs("build", "-f", str(config), "-d", str(folder / "site"), *flags, engine=engine,
-                                **{env.JOBS: jobs})
+                                **{env.JOBS: jobs, env.STORE: str(folder / "store")})
                 outputs[name] = f"exit {result.returncode}\n{result.stdout}{result.stderr}"
             except Exception as error:  # noqa: BLE001 - handed to the test
                 outputs[name] = f"the build could not run: {error!r}"
@@ -273,8 +329,8 @@ def failing_builds():
 
 @pytest.mark.parametrize("name", ["plain-serial", "quiet", "verbose", "properdocs-quiet"])
 def test_raising_snippet_fails_the_build_naming_file_and_line(failing_builds, name):
-    """Run in a worker process (SDPA_JOBS=2) or in the MkDocs process (1), at every
-    verbosity, with either engine: the message is made in one place (sitebuild.errors)."""
+    """Run by one worker (SDPA_JOBS=1) or two, at every verbosity, with either engine: the
+    message is made in one place (``SnippetFailure.message``, sitebuild/execute.py)."""
     returncode, output = failing_builds(name)
     assert returncode not in (0, -1), output
     assert "boom.py, line 4" in output
@@ -312,7 +368,7 @@ def test_serve_keeps_serving_and_shows_the_error(tmp_path):
     server = subprocess.Popen(
         [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}", "--no-livereload"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+        env=env.environment({"NO_MKDOCS_2_WARNING": "1", env.STORE: str(tmp_path / "store")}),
     )
     try:
         page = ""
@@ -332,58 +388,29 @@ def test_serve_keeps_serving_and_shows_the_error(tmp_path):
 
 def test_a_page_split_off_another_runs_in_its_worker():
     """Front matter ``runs_with: other.md`` puts a page's snippets in that page's worker job
-    (after its own), so the two share the library's memoised runs; the transfer page reads
-    the tuning page's sweeps."""
-    from sitebuild.runner import runs_with
+    (after its own), so the two share the studies the library memoises per process; the
+    transfer page reads the tuning page's sweeps. A page whose host is not run runs alone."""
+    from sitebuild.execute import Snippet, jobs_of, runs_with
 
     assert runs_with("---\n# why\nruns_with: tuning.md\n---\n\n# Title\n") == "tuning.md"
     assert runs_with("# Title\n\nruns_with: tuning.md\n") is None
     assert runs_with((DOCS / "transfer.md").read_text()) == "tuning.md"
-
-
-def test_each_docs_folder_keeps_its_own_schedule(tmp_path, monkeypatch):
-    """The order of the workers' jobs follows the last build of the same docs folder: a
-    test's throwaway site (its own index.md) does not reorder the site's."""
-    from sitebuild import pool
-
-    monkeypatch.setattr(pool, "SCHEDULE", tmp_path / ".cache" / "schedule.json")
-    site, throwaway = tmp_path / "docs", tmp_path / "other"
-    site.mkdir()
-    throwaway.mkdir()
-    jobs = {"index.md": 1, "slow.md": 1, "lab.py": 0, "new.md": 3}
-    assert pool.start_order(jobs, site) == ["lab.py", "new.md", "index.md", "slow.md"]  # nothing timed yet
-    pool.remember_seconds({"index.md": 0.2, "slow.md": 9.0, "lab.py": 5.0}, site)
-    pool.remember_seconds({"index.md": 20.0}, throwaway)
-    assert pool.start_order(jobs, site) == ["new.md", "slow.md", "lab.py", "index.md"]
-    assert pool.last_seconds(throwaway) == {"index.md": 20.0}
-    throwaway.rmdir()  # a folder that is gone is forgotten at the next write
-    pool.remember_seconds({"new.md": 1.0}, site)
-    assert pool.last_seconds(throwaway) == {} and pool.last_seconds(site)["new.md"] == 1.0
-
-
-def test_the_build_and_the_snippet_workers_group_pages_into_one_set_of_jobs():
-    """``page_jobs`` is how the build, ``python -m sitebuild.keep --run`` and the test
-    session's snippet workers group pages: a hosted page's fences after its host's, and a
-    page whose host is not being run runs alone."""
-    from sitebuild.runner import page_jobs
-
-    pages = {"tuning.md": [("t", "1")], "transfer.md": [("x", "2")], "other.md": [("o", "3")]}
+    t, x, o = (Snippet(page, name, "") for page, name in (("tuning.md", "t"), ("transfer.md", "x"), ("other.md", "o")))
+    snippets = {"tuning.md": [t], "transfer.md": [x], "other.md": [o]}
     markdown = {"tuning.md": "# T\n", "transfer.md": "---\nruns_with: tuning.md\n---\n", "other.md": "# O\n"}
-    assert page_jobs(pages, markdown) == ({"tuning.md": [("t", "1"), ("x", "2")], "other.md": [("o", "3")]},
-                                          {"transfer.md": "tuning.md"})
-    alone = {page: fences for page, fences in pages.items() if page != "tuning.md"}
-    assert page_jobs(alone, markdown) == (alone, {})
+    assert jobs_of(snippets, markdown) == {"tuning.md": [t, x], "other.md": [o]}
+    alone = {page: found for page, found in snippets.items() if page != "tuning.md"}
+    assert jobs_of(alone, markdown) == alone
 
 
 def test_the_workers_preload_the_heavy_modules_the_snippets_import():
     """The forkserver imports torch, numpy and matplotlib for the site's snippets (they use
     the library), and none of them for the throwaway sites above."""
-    from sitebuild import pool
+    from sitebuild import execute
 
     site = [(SNIPPETS / snippet).read_text() for snippet in included_snippets()]
-    assert pool.preload(site) == pool.PRELOAD == ["numpy", "torch", "matplotlib"]
-    assert pool.preload([BROKEN_SNIPPET, 'print("fine")']) == []
-    assert pool.preload(["import numpy as np\nfrom matplotlib.figure import Figure\n"]) == ["numpy", "matplotlib"]
+    assert execute.preload(site) == ["json", "numpy", "torch", "matplotlib"]
+    assert execute.preload([BROKEN_SNIPPET, 'print("fine")']) == ["json"]
 
 
 def test_a_quick_built_page_says_so_under_its_title(built_site):
@@ -392,7 +419,7 @@ def test_a_quick_built_page_says_so_under_its_title(built_site):
     that runs no snippet says nothing of profiles. A full-built page closes with its line."""
     from types import SimpleNamespace
 
-    from sitebuild import hooks, report
+    from sitebuild import report
 
     path, _, anchor = yaml.safe_load((REPO / "mkdocs.yml").read_text())["extra"]["full_build_decides"].partition("#")
     href = f"../{path.removesuffix('.md')}/" + (f"#{anchor}" if anchor else "")
@@ -400,9 +427,11 @@ def test_a_quick_built_page_says_so_under_its_title(built_site):
     line = re.search(r'</h1>\n(<p class="sdpa-profile">.*?</p>)\n', page)
     assert line and "quick profile" in line[1] and f'href="{href}"' in line[1] and page.count("sdpa-profile") == 1
     assert "sdpa-profile" not in page_html(built_site, "glossary.md")
-    top, end = report.profile_note("full", "../build-report/", "../build-report/")
-    assert not top and "full profile" in end and 'href="../build-report/"' in end
+    linked = SimpleNamespace(get_file_from_path=lambda path: SimpleNamespace(url_relative_to=lambda page: "../r/"))
+    full = report.with_profile("<h1>T</h1>\n<p>Text.</p>", "full", SimpleNamespace(file=None),
+                               SimpleNamespace(extra={}), linked)
+    assert full.startswith("<h1>T</h1>\n<p>Text.</p>\n") and "full profile" in full and 'href="../r/"' in full
     files = SimpleNamespace(get_file_from_path=lambda path: None)  # a one-page preview: no page to link
-    alone = hooks._with_profile("<h1>T</h1>\n<p>Text.</p>", "quick", SimpleNamespace(file=None),
+    alone = report.with_profile("<h1>T</h1>\n<p>Text.</p>", "quick", SimpleNamespace(file=None),
                                 SimpleNamespace(extra={}), files)
     assert alone.startswith('<h1>T</h1>\n<p class="sdpa-profile">') and "href" not in alone

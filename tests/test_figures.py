@@ -140,9 +140,10 @@ def test_the_built_csv_is_the_snippets_csv(built_site, run_snippet):
 
 
 def test_the_build_reads_the_figure_format_without_torch_or_matplotlib():
-    """The MkDocs process of a parallel build runs no snippet: the theming and the build
-    report read the colours and the markup from sdpa.style, which loads neither."""
-    code = ("import sys; sys.path.insert(0, '.'); import sitebuild.figures, sitebuild.report; "
+    """The MkDocs process runs no snippet (workers do, into the store): its hooks, the
+    theming and the build report read the colours and the markup from sdpa.style, which
+    loads neither."""
+    code = ("import sys; sys.path.insert(0, '.'); import sitebuild.hooks, sitebuild.figures; "
             "print(sorted({'torch', 'matplotlib', 'numpy'} & set(sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "[]"

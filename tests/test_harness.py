@@ -1,4 +1,4 @@
-"""The session's harness (tests/harness.py): what runs where, loud failures, and the workers' end."""
+"""The session's harness (tests/harness.py): what a test reads, loud failures, and the workers' end."""
 
 from __future__ import annotations
 
@@ -16,33 +16,7 @@ import pytest
 import harness
 from conftest import FAST_TIER, REPO, SNIPPETS, included_snippets
 from sdpa import env
-from sitebuild.errors import SnippetFailure
-from sitebuild.runner import SnippetError
-
-
-#: Memoised measurements at initialisation (milliseconds each) that pages in both workers
-#: may make: the pages are independent, so each worker measures what its pages read.
-MEASURED_IN_EACH_WORKER = ("sdpa.survey:",)
-
-
-def test_no_memoised_experiment_ran_in_two_processes(session_runs):
-    """Every memoised result the workers computed came to this process from their pickles:
-    none was computed here too (a test that called a page's experiment before taking its
-    page's runs did, issue 31), and no experiment ran in both workers. It runs last, once
-    every page's runs are taken."""
-    if session_runs.workers is None:
-        pytest.skip("this session has no workers: every experiment ran here, once")
-    here, workers = session_runs.ran_twice()
-    assert not here, "memoised results computed here and in a worker:\n" + "\n".join(here)
-    workers = [twice for twice in workers if not twice.startswith(MEASURED_IN_EACH_WORKER)]
-    assert not workers, "memoised experiments computed in both workers:\n" + "\n".join(workers)
-
-
-def test_the_session_s_workers_kept_every_page(session_runs):
-    """The workers ran every page the tests declared and kept each one's runs."""
-    if session_runs.workers is None:
-        pytest.skip("this session has no workers: its snippets ran here")
-    assert {path.name for path in session_runs.workers.pickles.values()} <= {p.name for p in session_runs.taken}
+from sitebuild.execute import SnippetError, SnippetFailure
 
 
 def _item(test_file: str, snippet: str | None = None, pages: tuple[str, ...] = ()) -> SimpleNamespace:
@@ -62,24 +36,28 @@ def test_a_test_reads_the_pages_it_declares():
 
 
 def test_reading_a_snippet_of_an_undeclared_page_fails_saying_how_to_declare_it():
-    session = harness.Session()
     with pytest.raises(pytest.fail.Exception, match=r'@pytest\.mark\.pages\("derivation\.md"\)'):
-        session.run_snippet("derivation/score_std.py", _item("test_tuning.py"))
-    assert not session.runs, "nothing ran"
+        harness.SESSION.run_snippet("derivation/score_std.py", _item("test_tuning.py"))
 
 
 def test_a_kept_run_fails_loudly():
-    """A name that did not pickle is a KeyError that says so; a snippet that failed in its
-    worker raises its error, file and line, with its traceback, without running again."""
+    """A name that did not pickle is a KeyError that says so; a snippet whose stored run
+    failed raises its error, file and line, with its traceback, without running again."""
     kept = harness.KeptNamespace({"result": 1}, "derivation/score_std.py")
     with pytest.raises(KeyError, match="could not be pickled"):
         kept["helper"]
-    session = harness.Session()
+    session = harness.SESSION
     failure = SnippetFailure("snippets/derivation/score_std.py", 4, "ZeroDivisionError: division by zero",
                              "Traceback (most recent call last): ...")
+    real = session.runs.get("derivation/score_std.py")
     session.runs["derivation/score_std.py"] = harness.SnippetRun(kept, "", [], failure)
-    with pytest.raises(SnippetError, match=r"^snippets/derivation/score_std\.py, line 4: ZeroDivision") as raised:
-        session.run_snippet("derivation/score_std.py", _item("test_derivation.py"))
+    try:
+        with pytest.raises(SnippetError, match=r"^snippets/derivation/score_std\.py, line 4: ZeroDivision") as raised:
+            session.run_snippet("derivation/score_std.py", _item("test_derivation.py"))
+    finally:
+        session.runs.pop("derivation/score_std.py")
+        if real is not None:
+            session.runs["derivation/score_std.py"] = real
     assert raised.value.__notes__ == [failure.traceback]
 
 
@@ -103,13 +81,13 @@ def test_a_whole_tier_starts_its_runs_before_collecting(monkeypatch):
     assert harness.whole_tier(command()) == ""
 
 
-#: A session's driver: it starts the snippet workers as the harness does, on two pages whose
+#: A session's driver: it starts the snippets' run as the harness does, on two pages whose
 #: snippets write their process id and wait, then waits itself, to be stopped.
 DRIVER = """
 import sys, time
 import harness
-process = harness.start([sys.executable, "-m", "sitebuild.keep", "--run", sys.argv[1], "--docs", sys.argv[2],
-                         "--snippets", sys.argv[3], "one.md", "two.md"])
+process = harness.start([sys.executable, "-m", "sitebuild.execute", "--store", sys.argv[1], "-f", sys.argv[2],
+                         "--jobs", "2"])
 print(process.pid, flush=True)
 time.sleep(600)
 """
@@ -125,8 +103,8 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc (Linux)")
 def test_the_workers_end_with_the_session_however_it_ends(tmp_path):
     """Ctrl-C (SIGINT to the session's process group, as a terminal sends it), a kill
-    (SIGTERM) and a crash (SIGKILL): each time the workers' process, its two workers and
-    their forkserver are gone within seconds."""
+    (SIGTERM) and a crash (SIGKILL): each time the process that runs the snippets, its two
+    workers and their forkserver are gone within seconds."""
     docs, snippets = tmp_path / "docs", tmp_path / "snippets"
     docs.mkdir()
     for page in ("one", "two"):
@@ -138,11 +116,14 @@ def test_the_workers_end_with_the_session_however_it_ends(tmp_path):
             """))
         (docs / f"{page}.md").write_text(f'# {page}\n\n```python exec="on" title="snippets/{page}/wait.py"\n'
                                          f'--8<-- "{page}/wait.py"\n```\n')
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(f"site_name: t\ndocs_dir: {docs}\nmarkdown_extensions:\n"
+                      f"  - pymdownx.snippets:\n      base_path: [{snippets}]\n")
     drivers = {}
     for ending in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        runs = tmp_path / f"runs-{ending.name}"
+        store = tmp_path / f"store-{ending.name}"
         drivers[ending] = subprocess.Popen(
-            [sys.executable, "-c", DRIVER, str(runs), str(docs), str(snippets)], cwd=REPO, stdout=subprocess.PIPE,
+            [sys.executable, "-c", DRIVER, str(store), str(config)], cwd=REPO, stdout=subprocess.PIPE,
             text=True, start_new_session=True,
             env=env.environment({"PYTHONPATH": os.pathsep.join(str(p) for p in (REPO / "tests", REPO, SNIPPETS))}))
     session_pids = {ending: int(driver.stdout.readline()) for ending, driver in drivers.items()}

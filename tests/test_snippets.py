@@ -8,7 +8,7 @@ import pytest
 
 from conftest import DOCS, LIBRARY, SNIPPETS, included_snippets, page_includes
 from sitebuild.fences import executed_fences, problems
-from sitebuild.runner import SnippetError, execute
+from sitebuild.execute import SnippetError, execute
 
 
 @pytest.mark.parametrize("snippet", included_snippets())

@@ -38,7 +38,7 @@
         row.appendChild(cell("td", String(r.tables)));
         row.appendChild(cell("td", r.device));
         row.appendChild(cell("td", r.torch));
-        row.appendChild(cell("td", r.seconds.toFixed(2) + (r.cached ? " (cached)" : "")));
+        row.appendChild(cell("td", r.seconds.toFixed(2) + (r.ran ? "" : " (an earlier run)")));
       });
       const wrapper = document.createElement("div");
       wrapper.className = "md-typeset__scrollwrap";

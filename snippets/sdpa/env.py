@@ -12,59 +12,54 @@ scripts alike; ``ruff`` forbids ``os.environ`` and ``os.getenv`` everywhere else
 ``SDPA_THREADS``          the CPU thread count (default 1: fixed, so that float reductions
                           add in the same order and give the same bits)
 ``SDPA_SEED_OFFSET``      an integer added to every seed (default 0)
-``SDPA_PROFILE``          ``quick`` or ``full``: the size of the experiments (default:
-                          ``full`` on a GPU, ``quick`` on a CPU)
-``SDPA_CACHE``            ``1`` or ``0``: read and write the snippet cache (default: only
-                          under ``mkdocs serve``)
-``SDPA_JOBS``             the build's worker processes (default: the usable CPU cores)
+``SDPA_PROFILE``          ``quick`` or ``full``: the size of the experiments (default
+                          ``quick``, on every device; the published site is ``full``)
+``SDPA_STORE``            the folder of the store, where every snippet's run and every
+                          engine's run (:func:`sdpa.runtime.memo`) is kept under a key of
+                          all it depends on (the build and the tests: ``.cache/store``;
+                          unset, a plain script keeps its runs in its process)
+``SDPA_JOBS``             the worker processes that execute the snippets (default: the
+                          usable CPU cores)
 ``SDPA_BUILT_SITE``       tests only: a folder holding a site you built, to test it instead
-                          of building one
+                          of building one (its code must be the checkout's)
 ``SDPA_CHROMIUM``         tests only: the Chromium binary the browser tests drive
-``SDPA_KEEP_RUNS``        tests only: a folder where the build's workers keep each
-                          snippet's data for the test session (``tests/harness.py``)
-``SDPA_SHARED_MEMO``      a folder through which the processes of one build (or test
-                          session) share their memoised experiments (set by the build's
-                          pool and the test session: :func:`sdpa.runtime.memo`)
 ``CI``                    set (``true``) on a CI runner: a test that would skip for want
                           of a tool (Chromium, Java, ``unshare``) fails instead
 ========================  ==============================================================
+
+A result depends on its code too: :func:`code_digest` hashes the library's files (and the
+build's, for a snippet's run), the key's other half.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import os
+import platform
 from collections.abc import Iterator
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 DEVICE = "SDPA_DEVICE"
 THREADS = "SDPA_THREADS"
 SEED_OFFSET = "SDPA_SEED_OFFSET"
 PROFILE = "SDPA_PROFILE"
-CACHE = "SDPA_CACHE"
+STORE = "SDPA_STORE"
 JOBS = "SDPA_JOBS"
 BUILT_SITE = "SDPA_BUILT_SITE"
 CHROMIUM = "SDPA_CHROMIUM"
-KEEP_RUNS = "SDPA_KEEP_RUNS"
-SHARED_MEMO = "SDPA_SHARED_MEMO"
 CI = "CI"
 
 #: The two sizes of every experiment (see :func:`sdpa.runtime.profile`).
 PROFILES = ("quick", "full")
 
-_YES, _NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+_NO = ("0", "false", "no", "off")
 
 
 def _get(name: str) -> str:
     return os.environ.get(name, "").strip()
-
-
-def _switch(name: str) -> bool | None:
-    """A yes/no variable: True, False, or None when unset (or empty)."""
-    value = _get(name).lower()
-    if value and value not in _YES + _NO:
-        raise ValueError(f"{name} must be one of {', '.join(_YES + _NO)}, not {value!r}")
-    return value in _YES if value else None
 
 
 def _path(name: str) -> Path | None:
@@ -90,35 +85,59 @@ def seed_offset() -> int:
     return int(_get(SEED_OFFSET) or 0)
 
 
-def wanted_profile() -> str | None:
-    """``SDPA_PROFILE`` when set (``quick`` or ``full``), else None (the device decides)."""
-    value = _get(PROFILE).lower()
-    if value and value not in PROFILES:
+def profile() -> str:
+    """``SDPA_PROFILE``: ``quick`` (the default, on every device) or ``full``."""
+    value = _get(PROFILE).lower() or "quick"
+    if value not in PROFILES:
         raise ValueError(f"{PROFILE} must be one of {', '.join(PROFILES)}, not {value!r}")
-    return value or None
+    return value
 
 
-def profile_for(device: str) -> str:
-    """The profile a run on ``device`` (``cpu``, ``cuda``, ``cuda:1``) uses: ``SDPA_PROFILE``
-    when set, else ``full`` on a GPU and ``quick`` on a CPU."""
-    return wanted_profile() or ("full" if device.startswith("cuda") else "quick")
+#: The packages whose versions change what a run computes: numbers (torch, numpy) and SVG.
+COMPUTING = ("torch", "numpy", "matplotlib")
 
 
 def run_context(device: str) -> tuple[tuple[str, str], ...]:
     """What a result computed on ``device`` depends on besides its code and arguments: the
     device, the profile (the size of every experiment), the CPU thread count (the order of
-    float reductions, so the bits) and the seed offset. The memo (:func:`sdpa.runtime.memo`)
-    and the snippet cache (``sitebuild/cache.py``) both key on it."""
-    return (("device", device), ("profile", profile_for(device)), ("threads", str(threads())),
-            ("seed_offset", str(seed_offset())))
+    float reductions, so the bits), the seed offset, and the versions of Python and of the
+    packages that compute. The store keys on it (:func:`sdpa.runtime.memo`, ``sitebuild``)."""
+    return (("device", device), ("profile", profile()), ("threads", str(threads())),
+            ("seed_offset", str(seed_offset())), ("python", platform.python_version()),
+            *((package, _version(package)) for package in COMPUTING))
+
+
+@functools.cache
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return ""
+
+
+#: The library's folder (``snippets/sdpa``).
+LIBRARY = Path(__file__).resolve().parent
+
+
+def code_digest(*paths: Path) -> str:
+    """A digest of the Python files ``paths`` (a folder stands for every file under it;
+    default: the library), names and bytes, read from disk now. A process keeps the digest
+    it read before it imported the code, and stores nothing once the files differ from it
+    (:func:`sdpa.runtime.memo`, ``sitebuild/execute.py``)."""
+    digest = hashlib.sha256()
+    for root in paths or (LIBRARY,):
+        for path in sorted(root.rglob("*.py")) if root.is_dir() else [root]:
+            name = path.relative_to(root.parent).as_posix()
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 # ---- the build and the tests ---------------------------------------------------------------
 
 
-def cache() -> bool | None:
-    """``SDPA_CACHE``: True or False when set, None when unset (the command decides)."""
-    return _switch(CACHE)
+def store() -> Path | None:
+    """``SDPA_STORE``: the store's folder, when set."""
+    return _path(STORE)
 
 
 def jobs() -> int | None:
@@ -135,17 +154,6 @@ def built_site() -> Path | None:
 def chromium() -> str | None:
     """``SDPA_CHROMIUM``: the Chromium binary the browser tests drive, when set."""
     return _get(CHROMIUM) or None
-
-
-def keep_runs() -> Path | None:
-    """``SDPA_KEEP_RUNS``: where the build's workers keep each snippet's run for the tests."""
-    return _path(KEEP_RUNS)
-
-
-def shared_memo() -> Path | None:
-    """``SDPA_SHARED_MEMO``: the folder through which this build's processes share their
-    memoised experiments, when set."""
-    return _path(SHARED_MEMO)
 
 
 def ci() -> bool:

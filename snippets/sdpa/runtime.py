@@ -20,9 +20,12 @@ Every seed passes through this module, which adds the integer in ``SDPA_SEED_OFF
 shifted by one, to check that a claim does not hang on one draw.
 
 A result depends on more than its configuration: on the run's context
-(:func:`sdpa.env.run_context`: the device, the profile, the thread count and the seed
-offset). :func:`memo` keys on it, as the build's snippet cache does, and every memoised
-experiment of the library uses it. The environment variables are named in :mod:`sdpa.env`.
+(:func:`sdpa.env.run_context`: the device, the profile, the thread count, the seed offset
+and the versions) and on the library's code. :func:`memo` keys on all three; with
+``share=True`` (the engines' runs, which hold the compute) it keeps its results in the
+store (``SDPA_STORE``), where the build's snippets keep theirs: one run of each experiment
+serves every process, the build's and the tests', until its code or context changes. The
+environment variables are named in :mod:`sdpa.env`.
 """
 
 from __future__ import annotations
@@ -58,9 +61,9 @@ def device() -> torch.device:
 
 
 def profile() -> str:
-    """``quick`` or ``full``: ``SDPA_PROFILE`` when set, else ``full`` on a GPU and
-    ``quick`` on a CPU. Each experiment states its size in both."""
-    return env.profile_for(str(device()))
+    """``quick`` (the default, on a CPU or a GPU) or ``full`` (``SDPA_PROFILE=full``, what
+    the published site is built with). Each experiment states its size in both."""
+    return env.profile()
 
 
 def fix_threads() -> None:
@@ -113,73 +116,57 @@ def context() -> tuple[tuple[str, str], ...]:
     return env.run_context(str(device()))
 
 
-class Results(dict):
-    """A memo's results, by key; it notes the keys read (a build's worker hands the results
-    a page's snippets read to the test session: ``sitebuild/keep.py``) and those computed
-    in this process (the others came from another process: a shared memo, a kept run)."""
-
-    def __init__(self, shared: bool = False) -> None:
-        super().__init__()
-        self.read: set = set()
-        self.computed: set = set()
-        self.shared = shared  # the memo shares its results between processes (memo(share=True))
-
-    def __getitem__(self, key):
-        self.read.add(key)
-        return super().__getitem__(key)
+#: The library's code as this process imports it: its files' digest, read when this module
+#: is first imported (before any experiment runs), and read again before a result is stored.
+CODE = env.code_digest()
 
 
-#: What :func:`claim` returns for a result that another process is computing.
+class StaleCode(RuntimeError):
+    """The library's files changed on disk after this process imported them: what it
+    computes now belongs to neither version, so it is not stored."""
+
+
+#: What :func:`memo`'s ``claim`` returns for a result that another process is computing.
 BUSY = object()
 
 
-class _Shared:
-    """One memo's results on disk, under ``SDPA_SHARED_MEMO``, for the processes of one
-    build or test session: ``<folder>/<function>/<digest of the key>.pt``, written whole
-    (to a temporary name, then renamed) by the one process that took ``<digest>.lock``."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def _paths(self, key) -> tuple[Path, Path] | None:
-        folder = env.shared_memo()
-        if folder is None:
-            return None
-        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:32]
-        home = folder / self.name
-        home.mkdir(parents=True, exist_ok=True)
-        return home / f"{digest}.pt", home / f"{digest}.lock"
-
-    def get(self, key, compute: Callable[[], object], wait: bool):
-        """The result for ``key``: loaded, or computed here under the key's lock; while
-        another process holds the lock, :data:`BUSY`, or (``wait``) the result it writes."""
-        paths = self._paths(key)
-        if paths is None:
-            return compute()
-        result, lock = paths
-        while True:
-            if result.exists():
-                return torch.load(result, weights_only=False)
-            try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                if not _alive(lock):  # its process died: take the key over
-                    lock.unlink(missing_ok=True)
-                    continue
-                if not wait:
-                    return BUSY
-                time.sleep(0.2)
-                continue
-            with os.fdopen(fd, "w") as handle:
-                handle.write(str(os.getpid()))
-            try:
-                value = compute()
-                partial = result.with_suffix(f".{os.getpid()}.part")
-                torch.save(value, partial)
-                os.replace(partial, result)
-                return value
-            finally:
+def _stored(name: str, key, compute: Callable[[], object], wait: bool):
+    """The result for ``key`` of the memo ``name`` in the store (``SDPA_STORE``): loaded,
+    or computed here under the key's lock and written whole (to a temporary name, then
+    renamed); while another process holds the lock, :data:`BUSY`, or (``wait``) the result
+    it writes. The file's name hashes the key and :data:`CODE`; without a store, computed."""
+    folder = env.store()
+    if folder is None:
+        return compute()
+    digest = hashlib.sha256(repr((CODE, key)).encode()).hexdigest()[:32]
+    result = folder / "memo" / name / f"{digest}.pt"
+    lock = result.with_suffix(".lock")
+    result.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        if result.exists():
+            return torch.load(result, weights_only=False)
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            if not _alive(lock):  # its process died: take the key over
                 lock.unlink(missing_ok=True)
+            elif not wait:
+                return BUSY
+            else:
+                time.sleep(0.2)
+            continue
+        with os.fdopen(fd, "w") as handle:
+            handle.write(str(os.getpid()))
+        try:
+            value = compute()
+            if env.code_digest() != CODE:
+                raise StaleCode(f"{env.LIBRARY} changed while {name} ran: not stored; run again")
+            partial = result.with_suffix(f".{os.getpid()}.part")
+            torch.save(value, partial)
+            os.replace(partial, result)
+            return value
+        finally:
+            lock.unlink(missing_ok=True)
 
 
 def _alive(lock: Path) -> bool:
@@ -200,40 +187,34 @@ def _alive(lock: Path) -> bool:
 
 
 def memo(function: F | None = None, *, share: bool = False) -> F:
-    """Remember ``function``'s results per process, keyed on its arguments (defaults
-    filled in, so ``f()`` and ``f(default)`` are one run) and on :func:`context`; a run
-    starts with the thread count pinned (:func:`fix_threads`).
+    """Remember ``function``'s results, keyed on its arguments (defaults filled in, so
+    ``f()`` and ``f(default)`` are one run) and on :func:`context`; a run starts with the
+    thread count pinned (:func:`fix_threads`).
 
     The arguments must be hashable: the experiments' frozen configurations are. Every
-    snippet that asks for the same run, in the build or in the test session, shares it;
-    a run under another seed offset, device, profile or thread count is another result.
-    With ``share`` (``@memo(share=True)``: the engines' runs, which hold the compute),
-    under ``SDPA_SHARED_MEMO`` (a build's workers, a test session) the processes share
-    results on disk: each key is computed by one process, and the others load it or wait
-    for it; :func:`each` splits a list of calls between the processes that ask for it. The
-    studies that assemble those runs stay in each process (they are cheap, and a process
-    waiting on another's study could not share the runs inside it).
+    snippet that asks for the same run in one process shares it; a run under another seed
+    offset, device, profile or thread count is another result. With ``share``
+    (``@memo(share=True)``: the engines' runs, which hold the compute) results also go to
+    the store (:func:`_stored`), keyed on the library's code as well: each is computed by
+    one process, and the others (the build's workers, the tests, a later build) load it
+    or wait for it; :func:`each` splits a list of calls between the processes that ask
+    for it. The studies that assemble those runs stay in each process: they are cheap.
     """
     if function is None:
         return functools.partial(memo, share=share)
     signature = inspect.signature(function)
-    results = Results(share)
-    shared = _Shared(f"{function.__module__}.{function.__qualname__}") if share else None
-
-    def compute(args, kwargs, key):
-        results.computed.add(key)
-        return function(*args, **kwargs)
-
-    def _key(args, kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return (context(), tuple(bound.arguments.items()))  # context() pins the threads
+    name = f"{function.__module__}.{function.__qualname__}"
+    results: dict = {}
 
     def _get(args, kwargs, wait: bool):
-        key = _key(args, kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = (context(), tuple(bound.arguments.items()))  # context() pins the threads
         if key not in results:
-            run = functools.partial(compute, args, kwargs, key)
-            value = run() if shared is None else shared.get(key, run, wait)
+            def compute():
+                return function(*args, **kwargs)
+
+            value = _stored(name, key, compute, wait) if share else compute()
             if value is BUSY:
                 return BUSY
             results[key] = value
@@ -244,15 +225,14 @@ def memo(function: F | None = None, *, share: bool = False) -> F:
         return _get(args, kwargs, wait=True)
 
     remembered.claim = lambda *args, **kwargs: _get(args, kwargs, wait=False)
-    remembered.results = results
     remembered.cache_clear = results.clear
     return remembered
 
 
 def each(function: Callable, calls: list[tuple]) -> list:
-    """``function(*call)`` for every call of ``calls`` (``function`` memoised): the calls
-    no other process has taken first, then the others as they are done, so that processes
-    sharing the memo that ask for the same list split its work."""
+    """``function(*call)`` for every call of ``calls`` (``function`` memoised with
+    ``share=True``): the calls no other process has taken first, then the others as they
+    are done, so that processes that ask for the same list split its work."""
     out: dict[int, object] = {}
     while len(out) < len(calls):
         taken = False

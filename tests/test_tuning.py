@@ -3,12 +3,11 @@ the statistic it rests on (the ``claim`` fixture records it for the margin repor
 
 Final losses spread over orders of magnitude, so two settings are compared as the ratio of
 their losses on the same seeds: the paired t interval of the difference of log losses.
-"A ends more than twice as high as B" means that interval's lower end lies above log 2.
+"A ends higher than B" means that interval's lower end lies above 0. Every threshold is the
+sentence's own (0, or a ratio of 1): no band is invented.
 """
 
 from __future__ import annotations
-
-import math
 
 import pytest
 
@@ -39,8 +38,11 @@ def test_the_design_is_what_the_page_says():
             for d_k in plane.d_ks:
                 points = plane.points(optimizer, d_k)
                 assert all(rule_step(rule, optimizer) in points for rule in Scale)
-    # "5 x 6 points under Adam and 5 x 7 under SGD, seven rates, three choice seeds, seven fresh"
-    assert [len(full.points(o, 64)) for o in ("adam", "sgd")] == [30, 35]
+    # "5 x 7 points under Adam and 5 x 8 under SGD, w from -1, seven rates, three choice
+    # seeds, seven fresh"
+    assert [len(full.points(o, 64)) for o in ("adam", "sgd")] == [35, 40]
+    assert {w for _, w in full.points("adam", 64)} == set(range(-1, 6))
+    assert {w for _, w in full.points("sgd", 64)} == set(range(-1, 7))
     assert full.grid_d_ks == full.d_ks == (16, 64, 256) and full.rates == 7
     assert (len(full.choose_seeds), len(full.confirm_seeds)) == (3, 7)
     # "3 x 3 points through the rules' defaults at d_k = 64, three rates on two seeds"
@@ -69,66 +71,97 @@ def test_every_rule_is_a_point_of_the_plane_bit_for_bit(run_snippet):
         assert row["steps"] == PLANE.steps
 
 
+#: The unscaled-start claims hold from a starting spread of 8 on: unit-variance q and k
+#: without the factor start with a spread of sqrt(d_k), so from d_k = 64 on (issue 36).
+WIDE = 64
+
+
 @pytest.mark.claims
 def test_the_unscaled_default_ends_higher_than_the_scaled_one(planes, claim):
-    """From unit-variance weights the unscaled default starts sqrt(d_k) too wide: at every
-    head size, under both optimisers, it ends higher than 1/sqrt(d_k)'s default (each at its
-    own best shared rate, fresh seeds, paired). (It also said "from d_k = 64 on more than
-    twice as high", which no page says: a margin of 1.8 over offsets 0-19 under Adam.)"""
+    """verdicts/tuning.md `unscaled-start`, its first claim: from unit-variance weights, at d_k >= 64 (a
+    starting spread of 8 or more), the unscaled default ends higher than 1/sqrt(d_k)'s
+    default under both optimisers, each at its own best shared rate (fresh seeds, paired:
+    the lower end of the t interval of the log ratio above 0)."""
     for (optimizer, d_k), r in planes.items():
-        ratio = paired(r.confirm["none"], r.confirm["inv_sqrt"], log=True)
-        claim.above(f"{optimizer}, d_k = {d_k}: log(none / 1/sqrt(d_k)), lower end", ratio.low, 0)
+        if d_k >= WIDE:
+            ratio = paired(r.confirm["none"], r.confirm["inv_sqrt"], log=True)
+            claim.above(f"{optimizer}, d_k = {d_k}: log(none / 1/sqrt(d_k)), lower end",
+                        ratio.low, 0)
 
 
 @pytest.mark.claims
 def test_no_rate_rescues_the_unscaled_start(planes, claim):
-    """"At i = 0 ... every rate multiplier in the window leaves the loss high": where the whole
-    grid was measured, the best point of the unscaled start (i = 0, any j, any shared rate)
-    ends more than twice as high as the plane's best (choice seeds, geometric means)."""
+    """verdicts/tuning.md `unscaled-start`, its second claim: at d_k >= 64, where the grid was measured,
+    the best point of the u = 0 column (its W_Q/W_K rate and its shared rate chosen on the
+    choice seeds) ends higher than 1/sqrt(d_k)'s default at its own best shared rate, on
+    the fresh seeds (paired: the lower end of the t interval of the log ratio above 0).
+    Since the plane's best point is at least as good as that default, this is the stronger
+    of the two comparisons; its partner is a fixed point, not one picked as the best (whose
+    fresh-seed loss carries the winner's curse and, at the quick grid's edge, more noise)."""
+    checked = 0
     for (optimizer, d_k), r in planes.items():
-        if d_k not in PLANE.grid_d_ks:
-            continue
-        start = min(s for p, s in zip(r.points, r.surface.tolist()) if p[0] == 0)
-        claim.above(f"{optimizer}, d_k = {d_k}: best at i = 0 over the plane's best",
-                    math.exp(start - r.surface.min().item()), 2, log=True)
+        if d_k >= WIDE and d_k in PLANE.grid_d_ks:
+            ratio = paired(r.confirm["column"], r.confirm["inv_sqrt"], log=True)
+            claim.above(f"{optimizer}, d_k = {d_k}: log(best of u = 0 / 1/sqrt(d_k)), lower end",
+                        ratio.low, 0)
+            checked += 1
+    assert checked >= 2, "the claim needs both optimisers at a wide head size"
 
 
 @pytest.mark.claims
 def test_the_starting_spread_decides_what_dropping_the_factor_costs(run_snippet, claim):
-    """"From unit variance (a spread of 8) and wider, the head without the factor pays for its
-    start": at those named spreads the unscaled head ends higher than the scaled head from the
-    same weights (paired by seed on the fresh seeds, as a ratio: one stuck seed widens the
-    difference in nats but not the ratio's interval)."""
-    points = {round(p["spread"], 6): p["log_ratio"]
-              for p in run_snippet("tuning/starting_spread.py").namespace["result"]["recall"]}
-    for name, spread in SPREADS.named:
-        if spread >= 8:
-            claim.above(f"{name}: log(none / 1/sqrt(d_k)), lower end", points[round(spread, 6)].low, 0)
+    """verdicts/tuning.md `wide-start`: from unit variance (a spread of 8) and wider, the
+    unscaled head ends higher than the scaled head from the same weights (paired by seed
+    on the fresh seeds, as a ratio: one stuck seed widens the difference in nats but not
+    the ratio's interval)."""
+    points = run_snippet("tuning/starting_spread.py").namespace["result"]
+    wide = [p for p in points if p["spread"] >= 8]
+    assert wide, "no spread of 8 or more was measured"
+    for p in wide:
+        claim.above(f"spread {p['spread']:.3g}: log(none / 1/sqrt(d_k)), lower end",
+                    p["log_ratio"].low, 0)
 
 
-def test_the_line_under_the_budgets_says_what_the_longest_budget_shows(run_snippet):
-    """Each default's words at the longest budget follow from its row alone: behind the
-    best point when its ratio's interval lies above 1, still falling when its loss more than
-    halved since the budget before. (No sentence says the unscaled default is behind
-    1/sqrt(d_k)'s at the longest budget: at Adam, d_k = 16 the full build of 2 December 2026
-    could not tell them apart at 3,000 steps, paired log ratio's interval from -0.53, and
-    the quick build's 600 steps failed it at 2 of 20 offsets. The capability verdict is
-    that every loss still falls: test_every_loss_still_falls_at_the_longest_budget.)"""
+def test_the_line_under_the_spreads_says_what_the_intervals_show(run_snippet):
+    """Each spread is named in the clause its ratio's interval puts it in."""
+    run = run_snippet("tuning/starting_spread.py")
+    line = run.output.rpartition("95% t intervals of the ratio): ")[2].split(".\n")[0]
+    clauses = {}
+    for clause in line.split("; "):
+        words, _, spreads = clause.rpartition(" at ")
+        clauses[words] = spreads.split(", ")
+    for p in run.namespace["result"]:
+        r = p["log_ratio"]
+        words = ("the head without the factor ends higher" if r.low > 0 else
+                 "the head without the factor ends lower" if r.high < 0 else
+                 "the fresh seeds do not tell the two apart")
+        assert f"{p['spread']:.3g}" in clauses.get(words, []), (p["spread"], line)
+
+
+def test_the_line_under_the_budgets_says_what_the_intervals_show(run_snippet):
+    """Each setting's words at each budget follow from its interval against the best
+    point alone; the window and the settings come from the study."""
     run = run_snippet("tuning/budgets.py")
-    rows, budgets = run.namespace["result"], run.namespace["BUDGETS"]  # 150 steps, then the study's
-    line = run.output.rpartition("At the longest budget")[2]
-    assert len(budgets) >= 2 and line
+    rows, budgets = run.namespace["result"], run.namespace["BUDGETS"]
+    assert budgets[0] == PLANE.steps and list(budgets[1:]) == list(BUDGETS.budgets)
+    text = run.output
+    shifts = ", ".join(f"{k:+d}" for k in BUDGETS.shifts)
+    assert f"grid steps of {shifts}" in text
     for row in (r for r in rows if r["setting"] != "best"):
-        last, before = (row["at"][s] for s in budgets[-2:][::-1])
-        words = ("not told apart from the best point" if last["ratio"].low <= 0 else
-                 "still behind, and still falling" if last["geomean"] < 0.5 * before["geomean"]
-                 else "still behind, and flattened")
-        label = f"{OPTIMIZER_LABELS[row['optimizer']]}, d_k = {row['d_k']}, {SETTING_LABELS[row['setting']]}"
-        assert f"{label}: {words}" in line, label
+        for steps in budgets:
+            ratio = row["at"][steps]["ratio"]
+            words = ("some runs diverged" if ratio is None else "above the best point"
+                     if ratio.low > 0 else "below the best point" if ratio.high < 0
+                     else "not told apart")
+            label = (f"{OPTIMIZER_LABELS[row['optimizer']]}, d_k = {row['d_k']}, "
+                     f"{SETTING_LABELS[row['setting']]}, {steps} steps: {words}")
+            assert label in text, label
 
 
 @pytest.mark.claims
 def test_the_block_without_the_factor_ends_above_the_scaled_block(run_snippet, claim):
+    """verdicts/tuning.md `block`: at every head size and optimiser measured, the block
+    without the factor ends higher than the scaled block (fresh seeds, paired log ratio)."""
     planes = run_snippet("tuning/block.py").namespace["result"]
     for (optimizer, d_k), r in planes.items():
         ratio = paired(r.confirm["none"], r.confirm["inv_sqrt"], log=True)
@@ -138,13 +171,14 @@ def test_the_block_without_the_factor_ends_above_the_scaled_block(run_snippet, c
 
 @pytest.mark.claims
 def test_a_learned_scale_falls_rather_than_grows(run_snippet, claim):
-    """"At two grid steps above the best rate the learned scale falls rather than grows": in
+    """verdicts/tuning.md `learned-scale`: at two grid steps above the best rate, in
     every learned run there that did not diverge, the scale ends below its start. (One step
     above, under Adam, it ends just under its start: a margin of 1.6 over offsets 0-19.)"""
     for r in run_snippet("tuning/learned_scale.py").namespace["result"]:
-        if r["learned"] and r["times_best"] > 2 and not r["diverged"].all():
+        if r["learned"] and r["steps_above"] == 2 and not r["diverged"].all():
             ratio = r["scale_ratio"][~r["diverged"]].max().item()
-            claim.below(f"{r['optimizer']} at {r['lr']:.3g}: largest end / start", ratio, 1, log=True)
+            claim.below(f"{r['optimizer']}, {r['steps_above']} grid steps above: largest end / start",
+                        ratio, 1, log=True)
 
 
 def test_every_confirmed_setting_is_reported(planes):
@@ -169,44 +203,8 @@ def test_the_reading_says_what_the_intervals_show(run_snippet):
 @pytest.mark.profiles("full")
 def test_the_plane_holds_its_best_point_and_every_default_rate(planes, claim):
     """"Every best point strictly inside the grid, every chosen shared rate inside its
-    window": the plane is wide enough to have found the optimum it reports."""
+    window" (the u = 0 column's best inside its w window too): the plane is wide enough to
+    have found the optima it reports."""
     for (optimizer, d_k), r in planes.items():
         for name in SETTINGS:
             assert r.interior(name), (optimizer, d_k, name, r.settings[name])
-
-
-@pytest.mark.claims
-@pytest.mark.profiles("full")
-def test_the_unscaled_default_ends_well_above_the_best_point(planes, claim):
-    """The full build: at every head size and optimiser the unscaled default ends more than
-    twice as high as the plane's best point (fresh seeds, paired)."""
-    for (optimizer, d_k), r in planes.items():
-        v = r.versus_best("none")
-        assert v is not None, "a run diverged"
-        claim.above(f"{optimizer}, d_k = {d_k}: log(none / best), lower end", v.low, math.log(2))
-
-
-@pytest.mark.claims
-@pytest.mark.profiles("full")
-def test_every_loss_still_falls_at_the_longest_budget(run_snippet, claim):
-    """"'Still falling': its loss more than halved since the budget before": in the full
-    build every setting's loss still falls that fast from 600 to 3,000 steps, so the longest
-    budget cannot decide capability, and the verdict says so."""
-    rows = run_snippet("tuning/budgets.py").namespace["result"]
-    for row in rows:
-        before, last = (row["at"][s]["geomean"] for s in BUDGETS.budgets[-2:])
-        claim.below(f"{row['optimizer']}, d_k = {row['d_k']}, {row['setting']}: "
-                    "3,000-step loss over 600-step loss", last / before, 0.5, log=True)
-
-
-@pytest.mark.claims
-@pytest.mark.profiles("full")
-def test_narrow_starts_cost_little_and_wide_starts_much(run_snippet, claim):
-    """The starting spread, full build: up to a spread of 3 dropping the factor costs less
-    than 0.2 nats (the interval's upper end); from unit variance's 8 on, more than 0.1."""
-    for p in run_snippet("tuning/starting_spread.py").namespace["result"]["recall"]:
-        d = p["difference"]
-        if p["spread"] <= 3:
-            claim.below(f"spread {p['spread']:.3g}: none - 1/sqrt(d_k), upper end", d.high, 0.2)
-        elif p["spread"] >= 8:
-            claim.above(f"spread {p['spread']:.3g}: none - 1/sqrt(d_k), lower end", d.low, 0.1)

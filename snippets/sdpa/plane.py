@@ -7,24 +7,22 @@ shared rate). A head with logit factor ``c`` at (a, r) computes, step for step, 
 unscaled head computes at
 
 * (a sqrt(c), r sqrt(c)) under Adam, with Adam's epsilon for W_Q and W_K divided by
-  sqrt(c) (:func:`identity_runs`; with one epsilon for every weight the two runs differ by
-  a perturbation far below the gradients' size, which training then amplifies as it
-  amplifies any);
+  sqrt(c) (:func:`identity_runs`);
 * (a sqrt(c), r c) under SGD.
 
 When d_k^(1/4) is a power of two (d_k = 16, 256) both hold bit for bit.
 
 So one plane of the unscaled head holds every rule. Writing a = d_k^(-u/4) and
-r = d_k^(-v/4), the rules' defaults (a = r = 1 with their factor) sit at integer steps
-(u, v): no factor at (0, 0); 1/sqrt(d_k) at (1, 1) under Adam and (1, 2) under SGD; 1/d_k
+r = d_k^(-w/4), the rules' defaults (a = r = 1 with their factor) sit at integer steps
+(u, w): no factor at (0, 0); 1/sqrt(d_k) at (1, 1) under Adam and (1, 2) under SGD; 1/d_k
 at (2, 2) and (2, 4). A :class:`Plane` measures the final loss on a grid of such steps,
 each point at every shared rate of a window, on the choice seeds; :func:`run_plane` picks
-each rule's default at its best shared rate and the plane's best point, and reruns them
-on fresh seeds. The shared rate is tuned for every point of the plane alike.
+each rule's default at its best shared rate, the best point of the u = 0 column (the
+unscaled start, its W_Q/W_K rate tuned) and the plane's best point, and reruns them on
+fresh seeds, paired by seed. The shared rate is tuned for every point of the plane alike.
 
-The muP family treats the same multiplier as a hyperparameter swept on a small proxy
-model (u-muP: Blake et al., ICLR 2025, arXiv 2407.17465); the plane is that sweep, at
-three widths.
+Gradient clipping by the global norm breaks the identity: the clip scales every weight's
+step by the norm of the whole gradient, which the rescaling of W_Q and W_K changes.
 """
 
 from __future__ import annotations
@@ -48,16 +46,16 @@ from sdpa.training import OPTIMIZER_LABELS, make_optimizer, train
 
 #: Each rule's factor as a power of d_k: c = d_k^(-alpha).
 EXPONENTS = {Scale.NONE: 0.0, Scale.INV_SQRT: 0.5, Scale.INV: 1.0}
-#: The plane's steps are quarter powers of d_k: a = d_k^(-u/4), r = d_k^(-v/4).
+#: The plane's steps are quarter powers of d_k: a = d_k^(-u/4), r = d_k^(-w/4).
 STEP = 0.25
 
 
 def rule_step(rule: Scale, optimizer: Optimizer) -> tuple[int, int]:
-    """Where ``rule``'s default lies on the plane, in steps (u, v) of d_k^(-1/4)."""
+    """Where ``rule``'s default lies on the plane, in steps (u, w) of d_k^(-1/4)."""
     alpha = EXPONENTS[rule]
     u = round(alpha / 2 / STEP)  # a = sqrt(c) = d_k^(-alpha/2)
-    v = u if optimizer == "adam" else 2 * u  # r = sqrt(c) (Adam) or c (SGD)
-    return u, v
+    w = u if optimizer == "adam" else 2 * u  # r = sqrt(c) (Adam) or c (SGD)
+    return u, w
 
 
 def multiplier(d_k: int, steps: float) -> float:
@@ -66,23 +64,19 @@ def multiplier(d_k: int, steps: float) -> float:
 
 
 def plane_arm(d_k: int, point: tuple[int, int]) -> Arm:
-    """The unscaled head at ``point`` = (u, v): W_Q and W_K start d_k^(-u/4) times their
-    unit-variance draw and learn at d_k^(-v/4) times the shared rate."""
+    """The unscaled head at ``point`` = (u, w): W_Q and W_K start d_k^(-u/4) times their
+    unit-variance draw and learn at d_k^(-w/4) times the shared rate."""
     m, r = (multiplier(d_k, s) for s in point)
     return Arm(Scale.NONE, q_init=m, k_init=m, lr_q=r, lr_k=r)
 
 
 @dataclass(frozen=True)
 class Plane:
-    """The grid of (m, r) points, the shared rates and the seeds, for one model shape.
-
-    ``ablation`` gives the task and the one-head model (with ``heads``, a
-    :class:`sdpa.models.RecallBlock` of that many heads of d_k); ``steps`` the budget, with
-    a linear warm-up over ``warmup`` of them (a fraction) and a cosine decay to zero. At
-    every d_k of ``grid_d_ks`` the whole grid ``u_steps`` x ``v_steps`` is measured;
-    elsewhere the rules' defaults alone. Every point trains at each of ``rates`` shared
-    rates spaced by 10^(1/per_decade) around the optimiser's centre.
-    """
+    """The grid of (u, w) points, the shared rates and the seeds, for one model shape:
+    ``ablation``'s task and head (with ``heads``, a :class:`sdpa.models.RecallBlock`),
+    ``steps`` with a linear warm-up over a fraction ``warmup`` and a cosine decay to zero.
+    At every d_k of ``grid_d_ks`` the grid ``u_steps`` x ``w_steps`` is measured, elsewhere
+    the rules' defaults; every point at ``rates`` shared rates 10^(1/per_decade) apart."""
 
     ablation: Ablation = Ablation()
     heads: int | None = None
@@ -92,8 +86,8 @@ class Plane:
     grid_d_ks: tuple[int, ...] = (64,)
     optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
     u_steps: tuple[int, ...] = (0, 1, 2)
-    #: the r steps of each optimiser's grid
-    v_steps: tuple[tuple[Optimizer, tuple[int, ...]], ...] = (
+    #: the w steps (W_Q/W_K rate) of each optimiser's grid
+    w_steps: tuple[tuple[Optimizer, tuple[int, ...]], ...] = (
         ("adam", (0, 1, 2)), ("sgd", (0, 2, 4)))
     per_decade: int = 3
     rates: int = 5
@@ -105,9 +99,9 @@ class Plane:
     record_every: int = 5
 
     def points(self, optimizer: Optimizer, d_k: int) -> tuple[tuple[int, int], ...]:
-        """The (u, v) steps measured at ``d_k``: the grid, or the rules' defaults."""
+        """The (u, w) steps measured at ``d_k``: the grid, or the rules' defaults."""
         if d_k in self.grid_d_ks:
-            return tuple((u, v) for u in self.u_steps for v in dict(self.v_steps)[optimizer])
+            return tuple((u, w) for u in self.u_steps for w in dict(self.w_steps)[optimizer])
         return tuple(rule_step(rule, optimizer) for rule in Scale)
 
     def lrs(self, optimizer: Optimizer) -> tuple[float, ...]:
@@ -137,18 +131,17 @@ class Plane:
         return self.experiment(optimizer, d_k, arms, self.lrs(optimizer), self.choose_seeds)
 
 
-#: The names of a plane's confirmed settings: each rule's default, and the plane's best.
-SETTINGS = ("none", "inv_sqrt", "inv", "best")
+#: The names of a plane's confirmed settings: each rule's default, the best point of the
+#: u = 0 column (the unscaled start at its best W_Q/W_K rate: "column") and the plane's best.
+SETTINGS = ("none", "inv_sqrt", "inv", "column", "best")
 _RULES = {"none": Scale.NONE, "inv_sqrt": Scale.INV_SQRT, "inv": Scale.INV}
 
 
 @dataclass(frozen=True)
 class PlaneResult:
     """One (optimiser, d_k) of a plane: the choice seeds' losses at every point and shared
-    rate, and the confirmed settings on the fresh seeds.
-
-    Losses are final losses (the mean of the last records; inf where a run diverged).
-    """
+    rate (inf where a run diverged), and the confirmed settings (:data:`SETTINGS`: name ->
+    (point, shared rate)) with their final losses on the fresh seeds, paired by seed."""
 
     optimizer: Optimizer
     d_k: int
@@ -156,10 +149,8 @@ class PlaneResult:
     lrs: tuple[float, ...]
     loss: torch.Tensor  # (points, lrs, choose seeds)
     chance: float
-    #: name -> (point, shared rate) of each confirmed setting (SETTINGS)
     settings: dict[str, tuple[tuple[int, int], float]]
-    #: name -> (confirm seeds,) final loss of the rule itself (or the best point) there
-    confirm: dict[str, torch.Tensor]
+    confirm: dict[str, torch.Tensor]  # name -> (confirm seeds,)
 
     @property
     def log_loss(self) -> torch.Tensor:
@@ -171,36 +162,17 @@ class PlaneResult:
         """(points,) each point at its best shared rate: mean log final loss."""
         return self.log_loss.amin(-1)
 
-    def best_lr(self, point: tuple[int, int]) -> float:
-        """The shared rate the choice seeds prefer at ``point``."""
-        return self.lrs[int(self.log_loss[self.points.index(point)].argmin())]
-
-    def vertex_lr(self, point: tuple[int, int]) -> float:
-        """The best shared rate at ``point`` between grid rates: the vertex of the parabola
-        through the mean log loss at the best rate and its two neighbours, in log rate (the
-        grid rate itself at the window's edge or next to a diverged run)."""
-        curve = self.log_loss[self.points.index(point)]
-        i = int(curve.argmin())
-        if not 0 < i < len(self.lrs) - 1 or not torch.isfinite(curve[i - 1: i + 2]).all():
-            return self.lrs[i]
-        left, mid, right = curve[i - 1: i + 2].tolist()
-        shift = 0.5 * (left - right) / (left - 2 * mid + right)  # in grid steps, |.| <= 1/2
-        return self.lrs[i] * (self.lrs[i + 1] / self.lrs[i]) ** shift
-
     def interior(self, name: str) -> bool:
-        """Whether a setting's shared rate lies strictly inside the window, and (for the
-        plane's best) its point strictly inside the grid."""
-        point, lr = self.settings[name]
+        """Whether a setting's shared rate lies strictly inside the window, and its point
+        strictly inside the grid: in u and w for the plane's best, in w for the column's."""
+        (u, w), lr = self.settings[name]
         inside = 0 < self.lrs.index(lr) < len(self.lrs) - 1
+        us, ws = (sorted(set(axis)) for axis in zip(*self.points))
+        if name in ("best", "column"):
+            inside &= ws[0] < w < ws[-1]
         if name == "best":
-            us = sorted({u for u, _ in self.points})
-            vs = sorted({v for _, v in self.points})
-            inside &= us[0] < point[0] < us[-1] and vs[0] < point[1] < vs[-1]
+            inside &= us[0] < u < us[-1]
         return inside
-
-    def multipliers(self, point: tuple[int, int]) -> tuple[float, float]:
-        """(m, r) of a point."""
-        return multiplier(self.d_k, point[0]), multiplier(self.d_k, point[1])
 
     def diverged(self, name: str) -> int:
         """How many of a confirmed setting's fresh seeds diverged."""
@@ -216,12 +188,13 @@ class PlaneResult:
 
 #: How tables name the confirmed settings.
 SETTING_LABELS = {"none": Scale.NONE.label, "inv_sqrt": Scale.INV_SQRT.label,
-                  "inv": Scale.INV.label, "best": "best point"}
+                  "inv": Scale.INV.label, "column": "best of u = 0", "best": "best point"}
 
 
 def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResult]) -> str:
     """The confirmed settings of every (optimiser, d_k) as a Markdown table: each rule's
-    default and the best point, their shared rate, loss and ratio to the best point."""
+    default, the u = 0 column's best and the plane's best point, their shared rate, loss
+    and ratio to the best point."""
     def ratio(r: PlaneResult, name: str) -> str:
         if name == "best":
             return "1"
@@ -239,20 +212,21 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
 
     rows = []
     for (optimizer, d_k), r in results.items():
-        for name in SETTINGS:
+        for name in SETTINGS[:3] + SETTINGS[3 if len(r.points) > 3 else 4:]:  # column: grid only
             point, lr = r.settings[name]
             rows.append((OPTIMIZER_LABELS[optimizer], d_k, SETTING_LABELS[name], f"{point}",
                          f"{lr:.3g}" + ("" if r.interior(name) else " (edge)"), loss(r, name),
                          ratio(r, name)))
     return markdown_table(
-        ["optimiser", "d_k", "setting", "point (u, v)", "shared rate",
+        ["optimiser", "d_k", "setting", "point (u, w)", "shared rate",
          "final loss, geometric mean (min–max)", "over the best point, paired"], rows,
         align="lrllrrr",
-        caption=f"Each rule's default and the plane's best point, rerun on "
+        caption=f"Each rule's default, the best point of the u = 0 column (no factor, unit-"
+        "variance start, its W_Q/W_K rate tuned) and the plane's best point, rerun on "
         f"{len(plane.confirm_seeds)} fresh seeds at the shared rate the "
         f"{len(plane.choose_seeds)} choice seeds chose. Last column: the setting's loss over "
         "the best point's, seed by seed, with a 95% t interval. (edge): the chosen rate, or "
-        "the best point, lies on the edge of what was measured.")
+        "the chosen point, lies on the edge of what was measured.")
 
 
 def _choose(plane: Plane, optimizer: Optimizer, d_k: int,
@@ -264,8 +238,10 @@ def _choose(plane: Plane, optimizer: Optimizer, d_k: int,
     for name, rule in _RULES.items():
         p = points.index(rule_step(rule, optimizer))
         settings[name] = (points[p], lrs[int(log_loss[p].argmin())])
-    p, i = divmod(int(log_loss.argmin()), len(lrs))
-    settings["best"] = (points[p], lrs[i])
+    column = torch.tensor([u == 0 for u, _ in points])
+    for name, kept in (("column", column), ("best", torch.ones_like(column))):
+        p, i = divmod(int(log_loss.masked_fill(~kept[:, None], math.inf).argmin()), len(lrs))
+        settings[name] = (points[p], lrs[i])
     return settings
 
 
@@ -321,7 +297,7 @@ class SpreadStudy:
     the unscaled logits start with standard deviation ``spread`` (a^2 sqrt(d_k) = spread).
 
     Each rule is tuned alike: its shared rate over the plane's window and its W_Q/W_K rate
-    multiplier over d_k^(-v/4), v in ``v_steps``, around its own default (1), on the
+    multiplier over d_k^(-w/4), w in ``w_steps``, around its own default (1), on the
     plane's choice seeds; the best setting is rerun on the fresh seeds, where the two rules
     are compared seed by seed. What is matched is the logits' spread at the start; the
     rest of the head (W_V, W_O) starts as the plane's does.
@@ -332,7 +308,7 @@ class SpreadStudy:
     optimizer: Optimizer = "adam"
     spreads: tuple[float, ...] = (0.1, 1.0, 10.0)
     named: tuple[tuple[str, float], ...] = NAMED_SPREADS
-    v_steps: tuple[int, ...] = (0,)
+    w_steps: tuple[int, ...] = (0,)
 
     @property
     def all_spreads(self) -> tuple[float, ...]:
@@ -344,7 +320,7 @@ class SpreadStudy:
     def arms(self, rule: Scale, spread: float) -> tuple[Arm, ...]:
         m = self.m(spread)
         return tuple(Arm(rule, q_init=m, k_init=m, lr_q=multiplier(self.d_k, j),
-                         lr_k=multiplier(self.d_k, j)) for j in self.v_steps)
+                         lr_k=multiplier(self.d_k, j)) for j in self.w_steps)
 
 
 @dataclass(frozen=True)

@@ -82,12 +82,12 @@ def draw_plane(ax, result: PlaneResult, norm: LogNorm):
     """One (optimiser, d_k) of the plane: each point's final loss at its best shared rate
     (a square per point, coloured on ``norm``), the rules' defaults (outlined markers) and
     the choice seeds' best point (a star). Axes in steps of d_k^(-1/4): u (W_Q and W_K
-    start at d_k^(-u/4) times their unit-variance draw) right, v (they learn at d_k^(-v/4)
+    start at d_k^(-u/4) times their unit-variance draw) right, w (they learn at d_k^(-w/4)
     times the shared rate) up.
     Returns the squares (for a colour bar)."""
-    u, v = zip(*result.points)
+    u, w = zip(*result.points)
     loss = result.surface.exp().tolist()  # geometric mean over the choice seeds
-    squares = ax.scatter(u, v, c=loss, cmap=LOSS_COLORS, norm=norm, marker="s", s=260,
+    squares = ax.scatter(u, w, c=loss, cmap=LOSS_COLORS, norm=norm, marker="s", s=260,
                          label="final loss at the best shared rate")
     for rule, marker in RULE_MARKERS.items():
         point = rule_step(rule, result.optimizer)
@@ -95,7 +95,7 @@ def draw_plane(ax, result: PlaneResult, norm: LogNorm):
                    label=f"{rule.label}: its default")
     ax.scatter(*result.settings["best"][0], marker="*", s=90, color=INK, label="best point")
     ax.set_xticks(sorted(set(u)))
-    ax.set_yticks(sorted(set(v)))
+    ax.set_yticks(sorted(set(w)))
     ax.margins(0.12)
     return squares
 
@@ -116,7 +116,7 @@ def draw_planes(axes, plane, results: dict) -> None:
         for ax, d_k in zip(row, plane.grid_d_ks):
             squares = draw_plane(ax, results[(optimizer, d_k)], norm)
             ax.set_title(f"{OPTIMIZER_LABELS[optimizer]}, d_k = {d_k}")
-            ax.set(xlabel="u: W_Q, W_K start × d_k^(−u/4)", ylabel="v: their rate × d_k^(−v/4)")
+            ax.set(xlabel="u: W_Q, W_K start × d_k^(−u/4)", ylabel="w: their rate × d_k^(−w/4)")
     figure = axes[0][0].figure
     figure.colorbar(squares, ax=axes, shrink=0.8).set_label("final loss (nats)")
     handles, labels = axes[0][0].get_legend_handles_labels()

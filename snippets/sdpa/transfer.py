@@ -1,15 +1,24 @@
-"""The transfer page's predictions: how a rule's best learning rate should move with d_k.
+"""The transfer page's predictions and measurements: how a rule's best learning rate moves
+with d_k.
 
 The measured best rates are the plane's (:mod:`sdpa.plane`): each rule's default at its
-best shared rate.
+best shared rate, between grid rates (:func:`vertex`), from the choice seeds' mean and from
+each choice seed alone (so that a slope gets a t interval over seeds). The gradient ratio
+that the SGD prediction needs is measured at initialisation (:func:`gradient_ratios`).
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import torch
+
 from sdpa.attention import Scale
-from sdpa.plane import Plane
+from sdpa.plane import Plane, PlaneResult
 from sdpa.recall import Arm, Optimizer, recall_at_init
 from sdpa.runtime import memo
+from sdpa.stats import Interval, t_interval
 
 #: What the best learning rate keeps the same from one scale rule to the next, in the two
 #: hypotheses of the tuning page: W_Q and W_K move by the same fraction of their size per
@@ -42,17 +51,61 @@ def predicted_lr_exponent(optimizer: Optimizer, rule: Scale, invariant: str,
     return 0.0 - (weights if invariant == "weights" else weights + alpha)  # (0.0 - 0.0 is +0)
 
 
+def vertex(curve: torch.Tensor, lrs: tuple[float, ...]) -> float:
+    """The best rate between grid rates: the vertex of the parabola through the log loss
+    ``curve`` at its best rate and its two neighbours, in log rate (the grid rate itself at
+    the window's edge or next to a diverged run)."""
+    i = int(curve.argmin())
+    if not 0 < i < len(lrs) - 1 or not torch.isfinite(curve[i - 1: i + 2]).all():
+        return lrs[i]
+    left, mid, right = curve[i - 1: i + 2].tolist()
+    shift = 0.5 * (left - right) / (left - 2 * mid + right)  # in grid steps, |.| <= 1/2
+    return lrs[i] * (lrs[i + 1] / lrs[i]) ** shift
+
+
+def best_rates(result: PlaneResult, point: tuple[int, int]) -> tuple[float, list[float]]:
+    """The best shared rate at ``point``: from the choice seeds' mean log loss, and from
+    each choice seed's own log loss."""
+    loss = result.loss[result.points.index(point)].log()  # (lrs, choose seeds)
+    return (vertex(loss.mean(-1), result.lrs),
+            [vertex(loss[:, s], result.lrs) for s in range(loss.shape[-1])])
+
+
+def slope(d_ks, values) -> float:
+    """The least-squares slope of log(value) against log(d_k)."""
+    return round(float(np.polyfit(np.log(d_ks), np.log(values), 1)[0]), 6)
+
+
+def slope_interval(d_ks, per_seed: list[list[float]]) -> Interval:
+    """The t interval of a slope fitted seed by seed: ``per_seed[i][s]`` is seed s's value
+    at ``d_ks[i]``."""
+    return t_interval([slope(d_ks, values) for values in zip(*per_seed)])
+
+
+#: The head sizes and the number of seeds the gradient ratio is measured at (at initialisation).
+GRADIENT_D_KS = (16, 64, 256)
+
+
 @memo
-def gradient_ratios(plane: Plane, n_batches: int = 8) -> dict[Scale, dict[int, float]]:
+def gradient_ratios(plane: Plane, d_ks: tuple[int, ...] = GRADIENT_D_KS,
+                    n_batches: int = 8) -> dict[Scale, dict[int, torch.Tensor]]:
     """g at initialisation: each rule's |grad W_Q| over the 1/sqrt(d_k) head's, from the same
-    weights and batches, at every d_k of ``plane`` (its setup and choice seeds; the mean
-    over seeds of the ratio of the mean norms over ``n_batches`` batches)."""
-    out: dict[Scale, dict[int, float]] = {rule: {} for rule in Scale}
-    for d_k in plane.d_ks:
+    weights and batches, at every d_k of ``d_ks``, on every seed of ``plane`` (choice and
+    fresh): per seed, the ratio of the mean norms over ``n_batches`` batches."""
+    seeds = (*plane.choose_seeds, *plane.confirm_seeds)
+    out: dict[Scale, dict[int, torch.Tensor]] = {rule: {} for rule in Scale}
+    for d_k in d_ks:
         experiment = plane.experiment("sgd", d_k, tuple(Arm(rule) for rule in Scale),
-                                      plane.lrs("sgd")[:1], plane.choose_seeds)
+                                      plane.lrs("sgd")[:1], seeds)
         grad_q = recall_at_init(experiment, n_batches).metrics.grad_q[0, :, 0]  # (rules, seeds)
-        for rule in Scale:
-            out[rule][d_k] = (grad_q[list(Scale).index(rule)]
-                              / grad_q[list(Scale).index(Scale.INV_SQRT)]).mean().item()
+        for i, rule in enumerate(Scale):
+            out[rule][d_k] = grad_q[i] / grad_q[list(Scale).index(Scale.INV_SQRT)]
     return out
+
+
+def gradient_slope(ratios: dict[int, torch.Tensor]) -> tuple[float, Interval]:
+    """The slope of g against d_k: from the seeds' geometric mean, and its t interval over
+    the seeds' own slopes."""
+    d_ks = tuple(ratios)
+    mean = slope(d_ks, [math.exp(ratios[d].log().mean().item()) for d in d_ks])
+    return mean, slope_interval(d_ks, [ratios[d].tolist() for d in d_ks])

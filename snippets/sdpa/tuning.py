@@ -14,7 +14,7 @@ import torch
 
 from sdpa.ablation import final_loss
 from sdpa.attention import Scale
-from sdpa.plane import SETTINGS, Plane, plane_arm, run_plane
+from sdpa.plane import Plane, plane_arm, run_plane
 from sdpa.recall import Arm, Optimizer, RecallExperiment, run_recalls
 from sdpa.runtime import memo
 
@@ -30,7 +30,8 @@ class BudgetStudy:
     (chosen at the plane's own budget) are re-tuned: shared rates 10^(k / per_decade) times
     the rate the plane chose for that setting, k in ``shifts`` (a longer run tends to want
     a lower peak rate), on the choice seeds, the best rerun on the fresh seeds. The plane
-    itself is the first budget.
+    itself is the first budget. Only the shared rate is re-tuned: every setting keeps the
+    point (u, w) it had at the plane's budget.
     """
 
     plane: Plane = Plane()
@@ -38,7 +39,7 @@ class BudgetStudy:
     d_ks: tuple[int, ...] = (64,)
     optimizers: tuple[Optimizer, ...] = ("adam", "sgd")
     shifts: tuple[int, ...] = (-3, -2, -1, 0, 1)
-    settings: tuple[str, ...] = SETTINGS
+    settings: tuple[str, ...] = ("none", "inv_sqrt", "inv", "best")
 
     def lrs(self, optimizer: Optimizer, d_k: int, name: str) -> tuple[float, ...]:
         """The shared rates a setting sweeps at the longer budgets."""
@@ -127,3 +128,19 @@ class LearnedScaleStudy:
         return tuple(self.plane.experiment(opt, self.d_k, (self.fixed, self.learned),
                                            self.rates(opt), self.plane.confirm_seeds)
                      for opt in self.plane.optimizers)
+
+
+# ------------------------------------------------------------------ the starting spread, drawn
+
+
+def draw_costs(ax, spreads, intervals, color) -> None:
+    """What dropping the factor costs against the starting spread: each interval (an
+    :class:`sdpa.stats.Interval` of the loss without minus with the factor) at its spread,
+    on a log axis, with zero dotted."""
+    from sdpa.style import INK
+
+    ax.errorbar(spreads, [i.mean for i in intervals], fmt="o-", color=color, ms=4, capsize=2,
+                yerr=[[i.mean - i.low for i in intervals], [i.high - i.mean for i in intervals]])
+    ax.axhline(0, color=INK, lw=0.8, ls=":")
+    ax.set(xscale="log", xlabel="std of the unscaled logits at initialisation",
+           ylabel="loss without − with 1/√d_k (nats)")

@@ -2,33 +2,30 @@
 
 The best shared rate of every rule's default at every (optimiser, d_k) of the plane
 (``sdpa.plane.run_plane``: each default is a point of the plane, swept over the shared
-rates), taken between grid rates: the vertex of a parabola through the mean log loss at
-the best rate and its two neighbours. Relative to the 1/sqrt(d_k) rule's best rate, it
+rates), taken between grid rates: the vertex of a parabola through the log loss at the
+best rate and its two neighbours (``sdpa.transfer.best_rates``), from the choice seeds'
+mean and from each choice seed alone. Relative to the 1/sqrt(d_k) rule's best rate, it
 should move as d_k^e, with e given by what the best rate keeps the same from one rule to
 the next (``sdpa.transfer.predicted_lr_exponent``): W_Q and W_K's relative speed
-("weights"), or the logits' speed ("logits"). Under SGD the step of W_Q and W_K depends on
-their gradient, so the prediction also comes from the gradient ratio measured at
-initialisation (``sdpa.transfer.gradient_ratios``).
+("weights"), or the logits' speed ("logits"). Under SGD the prediction also comes from the
+gradient ratio measured at initialisation (``sdpa.transfer.gradient_ratios``). Every slope
+carries a 95% t interval over the choice seeds' own slopes.
 """
 
-
-import numpy as np
+import math
 
 import sdpa
 from sdpa.attention import Scale
-from sdpa.plots import SCALE_COLORS
 from sdpa.plane import rule_step, run_plane
+from sdpa.plots import SCALE_COLORS
 from sdpa.sizes import sizes
+from sdpa.stats import t_interval
 from sdpa.training import OPTIMIZER_LABELS
-from sdpa.transfer import INVARIANTS, gradient_ratios, predicted_lr_exponent
+from sdpa.transfer import (INVARIANTS, best_rates, gradient_ratios, gradient_slope,
+                           predicted_lr_exponent, slope, slope_interval)
 
 PLANE = sizes().plane
 RULES = tuple(Scale)
-
-
-def slope(d_ks, values):
-    """The least-squares slope of log(value) against log(d_k)."""
-    return round(float(np.polyfit(np.log(d_ks), np.log(values), 1)[0]), 6)
 
 
 def transfer(plane):
@@ -37,16 +34,24 @@ def transfer(plane):
     gradients = gradient_ratios(plane)  # SGD's step ratio g at initialisation, per rule and d_k
     rows = []
     for optimizer in plane.optimizers:
-        best = {rule: [planes[(optimizer, d)].vertex_lr(rule_step(rule, optimizer))
-                       for d in plane.d_ks] for rule in RULES}
+        rates = {rule: [best_rates(planes[(optimizer, d)], rule_step(rule, optimizer))
+                        for d in plane.d_ks] for rule in RULES}
+        best = {rule: [mean for mean, _ in rates[rule]] for rule in RULES}
+        seeds = {rule: [each for _, each in rates[rule]] for rule in RULES}
         for rule in RULES:
+            relative = [[b / s for b, s in zip(a, c)]
+                        for a, c in zip(seeds[rule], seeds[Scale.INV_SQRT])]
             ratio = [b / s for b, s in zip(best[rule], best[Scale.INV_SQRT])]
             rows.append({
-                "optimizer": optimizer, "rule": rule, "best": best[rule], "ratio": ratio,
+                "optimizer": optimizer, "rule": rule, "best": best[rule], "seeds": seeds[rule],
+                "ratio": ratio,
                 "slope": slope(plane.d_ks, best[rule]),
+                "slope_interval": slope_interval(plane.d_ks, seeds[rule]),
                 "relative_slope": slope(plane.d_ks, ratio),
+                "relative_interval": (None if rule is Scale.INV_SQRT
+                                      else slope_interval(plane.d_ks, relative)),
                 "predicted": {i: predicted_lr_exponent(optimizer, rule, i) for i in INVARIANTS},
-                "gradient_slope": slope(plane.d_ks, [gradients[rule][d] for d in plane.d_ks]),
+                "gradient_slope": gradient_slope({d: gradients[rule][d] for d in plane.d_ks})[0],
             })
             rows[-1]["measured_g"] = {i: predicted_lr_exponent(
                 optimizer, rule, i, gradient_slope=rows[-1]["gradient_slope"]) for i in INVARIANTS}
@@ -65,6 +70,9 @@ else:
     LABELS = {"weights": "W_Q, W_K speed", "logits": "logit speed"}
     STYLES = {"weights": "--", "logits": ":"}
 
+    def bracket(interval):
+        return f"[{interval.low:+.2f}, {interval.high:+.2f}]"
+
     def predicted(r, invariant):
         if r["rule"] is Scale.INV_SQRT:
             return "—"
@@ -78,18 +86,22 @@ else:
             ["optimiser", "scaling", *[f"best rate, d_k = {d}" for d in d_ks],
              "slope of the best rate", "slope relative to 1/√d_k",
              *[f"predicted: same {LABELS[i]}" for i in INVARIANTS]],
-            [(OPTIMIZER_LABELS[r["optimizer"]], r["rule"].label, *r["best"], r["slope"],
-              "—" if r["rule"] is Scale.INV_SQRT else r["relative_slope"],
+            [(OPTIMIZER_LABELS[r["optimizer"]], r["rule"].label, *r["best"],
+              f"{r['slope']:+.2f} {bracket(r['slope_interval'])}",
+              "—" if r["rule"] is Scale.INV_SQRT else
+              f"{r['relative_slope']:+.2f} {bracket(r['relative_interval'])}",
               *[predicted(r, i) for i in INVARIANTS])
              for r in result],
             caption="Best rates between grid points (vertex of a parabola in log rate through "
             "the best grid point and its neighbours; the grid point itself when a neighbour "
-            f"diverged). Slopes: least-squares fits of log rate against log d_k over d_k = "
-            f"{', '.join(map(str, d_ks))}; 'relative' divides by the 1/√d_k rule's best rate "
-            "first. Predicted: the relative slope if the best rate keeps W_Q and W_K's "
-            "relative speed the same, or the logits' speed; under SGD, in brackets, the same "
-            "prediction from the gradient ratio g measured at initialisation instead of the "
-            "factor's ratio (see the text).",
+            f"diverged), from the mean over {len(PLANE.choose_seeds)} choice seeds. Slopes: "
+            "least-squares fits of log rate against log d_k over d_k = "
+            f"{', '.join(map(str, d_ks))}, "
+            "with the 95% t interval of the choice seeds' own slopes; 'relative' divides by the "
+            "1/√d_k rule's best rate first. Predicted: the relative slope if the best rate keeps "
+            "W_Q and W_K's relative speed the same, or the logits' speed; under SGD, in brackets, "
+            "the same prediction from the gradient ratio g measured at initialisation instead "
+            "of the factor's ratio (see the text).",
         )
     )
 
@@ -101,8 +113,8 @@ else:
         "keeps W_Q and W_K's relative speed (d_k^0 for both rules under Adam; d_k^−1/2 for none "
         "and d_k^+1/2 for 1/d_k under SGD); dotted: if it keeps the logits' speed (d_k^−1/2 and "
         "d_k^+1/2 under Adam, d_k^−1 and d_k^+1 under SGD).",
-        alt="Two log-log panels. The unscaled rule's relative best rate stays roughly flat under "
-        "Adam and falls with d_k under SGD, near the dashed lines of the first prediction.",
+        alt="Two log-log panels, Adam and SGD: each rule's best learning rate over the 1/√d_k "
+        "rule's against d_k, measured, with the two predicted slopes as dashed and dotted lines.",
         ncols=2,
         size=(7.8, 4.0),
         sharey=True,
@@ -127,35 +139,53 @@ else:
         panels[0].figure.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=7)
     print(figure.html)
 
-    def nearest(slope, predictions):
-        """The invariant whose predicted slope lies closest to ``slope``."""
-        return min(predictions, key=lambda i: abs(slope - predictions[i]))
+    def inside(interval, predictions):
+        """The invariants whose predicted slope the interval holds, and those it excludes."""
+        held = [i for i in INVARIANTS if interval.low < predictions[i] < interval.high]
+        return held, [i for i in INVARIANTS if i not in held]
+
+    def words(held, excluded, predictions):
+        def named(group):
+            return " and ".join(f"the same {LABELS[i]} ({predictions[i]:+.2f})" for i in group)
+
+        return ((f"holds {named(held)}" if held else "holds neither prediction")
+                + (f"; excludes {named(excluded)}" if excluded else ""))
 
     lines = []
     for r in result:
         if r["rule"] is Scale.INV_SQRT:
             continue
+        interval = r["relative_interval"]
         line = (f"{OPTIMIZER_LABELS[r['optimizer']]}, {r['rule'].label}: relative slope "
-                f"{r['relative_slope']:+.2f}, closest to the same "
-                f"{LABELS[nearest(r['relative_slope'], r['predicted'])]}")
+                f"{r['relative_slope']:+.2f} {bracket(interval)}; the interval "
+                f"{words(*inside(interval, r['predicted']), r['predicted'])}")
         if r["optimizer"] == "sgd":
-            line += (f"; from the measured gradient ratio (slope {r['gradient_slope']:+.2f}), "
-                     f"to the same {LABELS[nearest(r['relative_slope'], r['measured_g'])]}")
+            line += (f"; with the measured gradient ratio (slope {r['gradient_slope']:+.2f}) it "
+                     f"{words(*inside(interval, r['measured_g']), r['measured_g'])}")
         lines.append(line)
-    print("Which prediction each measured slope lies closest to:\n\n"
-          + "\n".join(f"- {line}" for line in lines) + "\n")
+    print(f"Which predictions each measured slope's interval holds ({len(PLANE.choose_seeds)} "
+          "choice seeds, 95% t intervals):\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")
 
-    sgd, adam = at[("sgd", Scale.INV_SQRT)]["best"], at[("adam", Scale.INV_SQRT)]["best"]
-    spread, fall = max(sgd) / min(sgd), adam[0] / adam[-1]
-    print(f"Does one rate serve every head size? With 1/√d_k, SGD's best rate spans a factor "
-          f"of {spread:.2f} across d_k = {', '.join(map(str, d_ks))}"
-          + (" (within a factor of two: one rate serves them all)" if spread < 2 else "")
-          + f"; Adam's falls by a factor of {fall:.2f} from d_k = {d_ks[0]} to {d_ks[-1]}"
-          + (" (more than half)" if fall > 2 else "") + ".\n")
-    if fall > 2:
-        print('!!! correction "Correction: one set of hyperparameters does not serve every head '
-              'size here"\n    A common argument for the factor is that, by keeping the logits\' '
-              "spread the same at every width, it lets one set of hyperparameters work across "
-              "model sizes. In these runs the 1/√d_k head's best Adam rate falls by more than "
-              f"half from d_k = {d_ks[0]} to {d_ks[-1]}. The factor fixes the logits' spread "
-              "at the start; it does not fix how fast the other weights should learn.\n")
+    def change(optimizer):
+        """1/sqrt(d_k)'s best rate at the largest d_k over at the smallest, seed by seed: its
+        geometric mean and 95% t interval."""
+        seeds = at[(optimizer, Scale.INV_SQRT)]["seeds"]
+        interval = t_interval([math.log(b / a) for a, b in zip(seeds[0], seeds[-1])])
+        return [math.exp(x) for x in (interval.mean, interval.low, interval.high)]
+
+    serve = {optimizer: change(optimizer) for optimizer in PLANE.optimizers}
+    print("Does one rate serve every head size? With 1/√d_k, the best rate at d_k = "
+          f"{d_ks[-1]} over the best rate at d_k = {d_ks[0]} (geometric mean over the choice "
+          "seeds, 95% t interval): "
+          + "; ".join(f"{OPTIMIZER_LABELS[o]} ×{m:.2f} [{lo:.2f}, {hi:.2f}]"
+                      + (" (the interval holds 1)" if lo < 1 < hi else "")
+                      for o, (m, lo, hi) in serve.items()) + ".\n")
+    moved = [OPTIMIZER_LABELS[o] for o, (_, lo, hi) in serve.items() if hi < 1 or lo > 1]
+    if moved:
+        print('!!! correction "Correction: one learning rate does not serve every head size here"'
+              "\n    A common argument for the factor is that, by keeping the logits' spread the "
+              "same at every width, it lets one set of hyperparameters work across model "
+              f"sizes. In these runs the 1/√d_k head's best {' and '.join(moved)} rate moves "
+              f"between d_k = {d_ks[0]} and {d_ks[-1]}: the interval above excludes 1. The "
+              "factor fixes the logits' spread at the start; it does not fix how fast the "
+              "other weights should learn.\n")

@@ -39,7 +39,7 @@ def identity(plane):
 result = identity(PLANE)
 
 print(sdpa.markdown_table(
-    ["optimiser", "d_k", "rule", "its point (u, v)", "largest loss difference over the run",
+    ["optimiser", "d_k", "rule", "its point (u, w)", "largest loss difference over the run",
      "bit for bit"],
     [(OPTIMIZER_LABELS[r["optimizer"]], r["d_k"], r["rule"].label, f"{r['point']}",
       f"{r['largest_gap']:.1e}", "yes" if r["identical"] else "no")

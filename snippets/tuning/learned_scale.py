@@ -33,7 +33,7 @@ def learned_scale(study):
                 curves = history.arm(arm, lr)
                 loss = final_loss(curves, study.plane.last, chance)
                 rows.append({
-                    "optimizer": optimizer, "lr": lr,
+                    "optimizer": optimizer, "lr": lr, "steps_above": k,
                     "times_best": 10 ** (k / study.plane.per_decade),
                     "learned": arm.learn_scale, "final_loss": loss, "diverged": loss.isinf(),
                     "max_logit": torch.nan_to_num(curves.max_logit, nan=math.inf).amax(0),

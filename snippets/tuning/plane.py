@@ -2,7 +2,7 @@
 best shared rate, with every rule's default and the plane's best point marked.
 
 Every point is the unscaled head with W_Q and W_K started d_k^(-u/4) times their
-unit-variance draw and learning at d_k^(-v/4) times the shared rate (``sdpa.plane``); by the
+unit-variance draw and learning at d_k^(-w/4) times the shared rate (``sdpa.plane``); by the
 equivalence each rule's default is one of these points. Squares: the geometric mean over
 the choice seeds of the final loss at the point's best shared rate.
 """
@@ -21,14 +21,13 @@ figure = sdpa.Figure(
     "plane",
     caption=f"Final loss after {PLANE.steps} steps over the W_Q/W_K plane of one head "
     "without the factor: right, W_Q and W_K start d_k^(−u/4) times their unit-variance "
-    "draw; up, they learn at d_k^(−v/4) times the shared rate. Each square is the geometric "
+    "draw; up, they learn at d_k^(−w/4) times the shared rate. Each square is the geometric "
     f"mean over {n_choose} choice seeds at the point's best of {PLANE.rates} shared rates. "
     "Outlined markers: each rule's default, where the equivalence puts it (circle: no "
     "factor; triangle: 1/√d_k; square: 1/d_k). Star: the best point of the choice seeds.",
     alt="Heat maps of final loss over a grid of W_Q/W_K initial scale against their rate "
-    "multiplier, one panel per optimiser and head size. The column of points that start at "
-    "unit variance without the factor is red (high loss) at every rate; the columns that "
-    "start smaller are blue, with the scaled rules' defaults and the best point among them.",
+    "multiplier, one panel per optimiser and head size, with each rule's default and the "
+    "best point marked.",
     nrows=len(PLANE.optimizers),
     ncols=len(PLANE.grid_d_ks),
     size=(3.4 * len(PLANE.grid_d_ks) + 1.2, 3.0 * len(PLANE.optimizers) + 0.8),

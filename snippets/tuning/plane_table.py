@@ -1,13 +1,13 @@
-"""What the factor buys, read off the plane: each rule's default against the plane's best
-point on fresh seeds, how wide the good region is, and where the best point sits.
+"""What the factor buys, read off the plane: each rule's default and the u = 0 column's best
+against the plane's best point on fresh seeds, and how wide the good region is.
 
 The same runs as the plane figure (``sdpa.plane.run_plane``, memoised). Each setting
 (a rule's default, or the best point of the choice seeds) was rerun at its chosen shared
 rate on the fresh seeds; the ratio to the best point is paired seed by seed (a t interval
 on the difference of log losses). Sensitivity, as Wortsman et al. define it for learning
 rates: the mean over a line of the plane of min(L, L0) - L*, in nats, where L* is the
-line's best and L0 the loss at the start, along v (the W_Q/W_K rate) at the best point's u
-and along u (their starting scale) at its v.
+line's best and L0 the loss at the start, along w (the W_Q/W_K rate) at the best point's u
+and along u (their starting scale) at its w.
 """
 
 import math
@@ -15,9 +15,8 @@ import math
 import torch
 
 import sdpa
-from sdpa.attention import Scale
 from sdpa.gpt import lr_sensitivity
-from sdpa.plane import SETTING_LABELS, rule_step, run_plane, settings_table
+from sdpa.plane import SETTING_LABELS, run_plane, settings_table
 from sdpa.sizes import sizes
 from sdpa.training import OPTIMIZER_LABELS
 
@@ -29,15 +28,13 @@ def good_region(plane):
     for (optimizer, d_k), r in run_plane(plane).items():
         if d_k not in plane.grid_d_ks:
             continue
-        (bi, bj), _ = r.settings["best"]
+        (bu, bw), _ = r.settings["best"]
         surface = dict(zip(r.points, r.surface.exp().tolist()))
-        along_r = torch.tensor([surface[p] for p in r.points if p[0] == bi])
-        along_m = torch.tensor([surface[p] for p in r.points if p[1] == bj])
-        i_sqrt, j_sqrt = rule_step(Scale.INV_SQRT, optimizer)
-        rows.append({"optimizer": optimizer, "d_k": d_k, "best": (bi, bj),
-                     "from_sqrt": (bi - i_sqrt, bj - j_sqrt),
-                     "sensitivity_r": lr_sensitivity(along_r, r.chance),
-                     "sensitivity_m": lr_sensitivity(along_m, r.chance)})
+        along_w = torch.tensor([surface[p] for p in r.points if p[0] == bu])
+        along_u = torch.tensor([surface[p] for p in r.points if p[1] == bw])
+        rows.append({"optimizer": optimizer, "d_k": d_k, "best": (bu, bw),
+                     "sensitivity_w": lr_sensitivity(along_w, r.chance),
+                     "sensitivity_u": lr_sensitivity(along_u, r.chance)})
     return rows
 
 
@@ -46,26 +43,26 @@ result = {"planes": run_plane(PLANE), "region": good_region(PLANE)}
 print(settings_table(PLANE, result["planes"]))
 if result["region"]:
     print(sdpa.markdown_table(
-        ["optimiser", "d_k", "best point (u, v)", "steps from 1/√d_k's default",
-         "sensitivity along v (nats)", "sensitivity along u (nats)"],
+        ["optimiser", "d_k", "best point (u, w)", "sensitivity along w (nats)",
+         "sensitivity along u (nats)"],
         [(OPTIMIZER_LABELS[r["optimizer"]], r["d_k"], f"({r['best'][0]}, {r['best'][1]})",
-          f"({r['from_sqrt'][0]:+d}, {r['from_sqrt'][1]:+d})", r["sensitivity_r"],
-          r["sensitivity_m"]) for r in result["region"]],
-        align="lrrrrr",
-        caption="Where the best point of the choice seeds lies, and how much the loss rises "
-        "away from it along each axis of the plane (Wortsman et al.'s learning-rate "
-        "sensitivity, on the choice seeds' geometric means; 0: every point of the line is as "
-        "good as its best).",
+          r["sensitivity_w"], r["sensitivity_u"]) for r in result["region"]],
+        align="lrrrr",
+        caption="How much the loss rises away from the best point of the choice seeds along "
+        "each axis of the plane (Wortsman et al.'s learning-rate sensitivity, on the choice "
+        "seeds' geometric means; 0: every point of the line is as good as its best).",
     ))
 
 
 def reading(planes):
-    """Per (optimiser, d_k): which defaults the fresh seeds cannot tell from the best point,
-    and how far above it the others end (their t intervals)."""
+    """Per (optimiser, d_k): which defaults (and, where the grid was measured, the u = 0
+    column's best) the fresh seeds cannot tell from the best point, and how far above it
+    the others end (their t intervals)."""
     lines = []
     for (optimizer, d_k), r in planes.items():
         near, far = [], []
-        for name in ("none", "inv_sqrt", "inv"):
+        column = ("column",) if len(r.points) > 3 else ()  # where the whole grid was measured
+        for name in ("none", "inv_sqrt", "inv", *column):
             v = r.versus_best(name)
             label = SETTING_LABELS[name]
             if v is None:
@@ -76,7 +73,7 @@ def reading(planes):
                 near.append(label)
         lines.append(f"{OPTIMIZER_LABELS[optimizer]}, d_k = {d_k}: "
                      + (f"{', '.join(near)} not told apart from the best point" if near else
-                        "every default above the best point")
+                        "every setting above the best point")
                      + (f"; above it: {', '.join(far)}" if far else ""))
     return lines
 

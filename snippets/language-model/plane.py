@@ -43,8 +43,8 @@ print(sdpa.markdown_table(
     ["default", *[f"rate {lr:.2g}" for lr in r["lrs"]]],
     [(label, *[f"{x:.3f}" + (" ←" if lr == r["lr"] else "") for lr, x in zip(r["lrs"], row)])
      for label, row in zip(("no factor", "1/√d_k"), r["rate_loss"])],
-    caption=f"Stage 1, the shared rate: both defaults at every rate, final held-out loss "
-    f"(geometric mean over {len(STUDY.choose_seeds)} choice seeds); ← the rate chosen for "
+    caption="Stage 1, the shared rate: both defaults at every rate, final held-out loss "
+    f"(geometric mean over the choice seeds, {len(STUDY.choose_seeds)}); ← the rate chosen for "
     "both (the lowest mean log loss), used by every later run.",
 ))
 print(sdpa.markdown_table(

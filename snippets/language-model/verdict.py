@@ -57,12 +57,12 @@ print(sdpa.markdown_table(
        "(Bonferroni)." if len(r["rows"]) > 1 else "."),
 ))
 
-words = "; ".join(f"{row['word']} at a spread of {row['spread']:.2g}" for row in r["rows"])
+words = "; ".join(f"{row['word']} at a spread of {row['spread']:.3g}" for row in r["rows"])
 if not r["turns"]:
     turn = f"The comparison does not turn over these spreads: it {r['rows'][0]['word']} at each."
 else:
     turn = "The comparison turns " + "; and ".join(
-        f"between a spread of {a:.2g} (it {x}) and {b:.2g} (it {y})"
+        f"between a spread of {a:.3g} (it {x}) and {b:.3g} (it {y})"
         for a, b, x, y in r["turns"]) + "."
 named = " and ".join(f"{name}'s heads at {spread:.3g}" for name, spread in r["named"])
 text = (f"**At the end of the budget** ({r['steps']} steps, held-out loss, {r['seeds']} fresh "

@@ -19,9 +19,11 @@ def setup():
         "sha256": corpus.sha256, "layers": m.n_layers, "heads": m.n_heads, "d_head": m.d_head,
         "d_model": m.d_model, "mlp_ratio": m.mlp_ratio, "context": m.context,
         "batch": study.batch, "steps": study.steps,
-        "lrs": study.lrs, "u_steps": study.u_steps, "v_steps": study.v_steps,
+        "lrs": study.lrs, "rate_reach": tuple(10**e for e in study.rate_reach),
+        "u_steps": study.u_steps, "w_offsets": study.w_offsets, "w_reach": study.w_reach,
         "choose_seeds": study.choose_seeds, "confirm_seeds": study.confirm_seeds,
         "tokens": study.steps * study.batch * m.context,
+        "spreads": {u: study.spread(u) for u in study.u_steps},
     }
 
 
@@ -29,8 +31,16 @@ result = setup()
 r = result
 
 
+def rate(value):
+    return f"{value:.2g}"
+
+
 def rates(values):
-    return ", ".join(f"{v:.2g}" for v in values)
+    return ", ".join(map(rate, values))
+
+
+def offset(k):
+    return "u" if k == 0 else f"u {'+' if k > 0 else '−'} {abs(k)}"
 
 
 print(sdpa.markdown_table(
@@ -44,10 +54,17 @@ print(sdpa.markdown_table(
                f"context {r['context']}"),
      ("budget", f"{r['steps']} steps of {r['batch']} sequences ({r['tokens']:,} characters, "
                 f"{r['tokens'] / r['train']:.2f} passes over the text)"),
-     ("shared rates tried (stage 1)", rates(r["lrs"])),
-     ("the plane (stage 2)", f"u in {{{', '.join(map(str, r['u_steps']))}}} x "
-                             f"v in {{{', '.join(map(str, r['v_steps']))}}}: W_Q, W_K start "
-                             f"d_k^(−u/4) × GPT-2's draw, learn at d_k^(−v/4) × the rate"),
+     ("shared rates (stage 1)", f"first {rates(r['lrs'])}; widened by half a decade while "
+                                "the best is at an edge, between "
+                                + " and ".join(map(rate, r["rate_reach"]))),
+     ("the plane (stage 2)", f"rows u in {{{', '.join(map(str, r['u_steps']))}}}: W_Q, W_K "
+                             "start d_k^(−u/4) × GPT-2's draw; each row at w = "
+                             f"{', '.join(map(offset, r['w_offsets']))} first (they "
+                             "learn at d_k^(−w/4) × the shared rate), widened by one step "
+                             f"while the row's best is at an edge, within u ± {r['w_reach']}"),
+     ("starting spreads", "std of the unscaled logits at initialisation: "
+                          + ", ".join(f"{v:.3g} (u = {u})" for u, v in r["spreads"].items())
+                          + "; row 0 is GPT-2's initialisation at this width"),
      ("seeds", f"choose the setting: {', '.join(map(str, r['choose_seeds']))}; "
                f"report it: {', '.join(map(str, r['confirm_seeds']))}")],
     align="ll",

@@ -5,21 +5,29 @@ GPT-2 initialisation, Adam, a cosine schedule) reading CPython's help topics cha
 character (:func:`sdpa.tasks.text_corpus`). As on the recall task (:mod:`sdpa.plane`), an
 unscaled head whose W_Q and W_K start ``a`` times GPT-2's draw and learn at ``r`` times the
 shared rate is, under Adam, the head with factor c at (a / sqrt(c), r / sqrt(c)): so the
-plane of the unscaled model's (a, r) = (d_k^(-u/4), d_k^(-v/4)) holds no factor at (0, 0),
+plane of the unscaled model's (a, r) = (d_k^(-u/4), d_k^(-w/4)) holds no factor at (0, 0),
 1/sqrt(d_k) at (1, 1) and 1/d_k at (2, 2), and its rows with u < 0 start wider than GPT-2
-does at this width: as wide as GPT-2 small's or a 7B model's heads start (d_k is the
-model's ``d_head``).
+does at this width (d_k is the model's ``d_head``). A row is one starting spread; the point
+(u, u) of each row is the rule whose default starts there.
 
 The study, in three stages, each split into even parts (a seed, at most ten members)
 that the build's workers share (:func:`sdpa.gpt.run_gpt_in_parts`):
 
 1. **the shared rate**, tuned once: the unscaled and the 1/sqrt(d_k) defaults at every
-   rate of ``lrs`` on the choice seeds; the rate with the lowest mean final held-out loss
-   over both (in logs) serves every later run;
-2. **the plane**: every (u, v) of ``u_steps`` x ``v_steps`` at that rate, on the choice seeds;
-3. **the confirmation**, on fresh seeds: every rule's default (QK-norm + 1/sqrt(d_k)
-   too), the plane's best point, each row's best point (a row is one starting spread), and
-   the named starting spreads of ``spreads`` without and with the factor.
+   rate of the window on the choice seeds; the rate with the lowest mean log final loss
+   over both serves every later run. While the best rate lies on an edge of the window,
+   the window widens by half a decade on that side (up to ``rate_reach``);
+2. **the plane**: each row u at the shared rate, at w = u + each of ``w_offsets`` on the
+   choice seeds; while a row's best w lies on an edge of its window, the window widens by
+   one step on that side (up to ``w_reach`` steps from u). The shared rate is not tuned
+   again per row;
+3. **the confirmation**, on fresh seeds: every rule's default (QK-norm + 1/sqrt(d_k) too),
+   the plane's best point and each row's best point.
+
+The verdict compares, at each row's starting spread, the model without the factor (row u)
+and the 1/sqrt(d_k) model from the same weights (row u + 1, by the identity), each at its
+best w: paired by seed, with t intervals at a level corrected for the number of spreads
+compared (Bonferroni), so that all of them hold together at ``confidence``.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from sdpa.attention import Scale
 from sdpa.gpt import GPTHistory, GPTRecords, GPTSweep, run_gpt_in_parts
 from sdpa.models import GPTConfig
 from sdpa.runtime import memo, profile
+from sdpa.stats import Interval, paired
 from sdpa.tasks import text_corpus
 
 
@@ -44,30 +53,44 @@ def logit_spread(d_model: int, d_head: int, weight_std: float = 0.02) -> float:
     return math.sqrt(d_head) * d_model * weight_std**2
 
 
+#: Other models' heads, for reference on the starting-spread axis (d_model, d_head): the
+#: spread GPT-2's initialisation gives them, :func:`logit_spread`. Not trained here.
+NAMED_MODELS: tuple[tuple[str, int, int], ...] = (("GPT-2 small", 768, 64),
+                                                  ("a 7B model", 4096, 128))
+
+
 @dataclass(frozen=True)
 class LanguageStudy:
-    """The model, the plane, the rates, the seeds and the budget."""
+    """The model, the windows, the seeds and the budget."""
 
     model: GPTConfig
     steps: int
     batch: int  # sequences per step and seed
     evals: int  # held-out loss measured every steps/evals steps
     held_out: int  # sequences of the fixed held-out batch
-    lrs: tuple[float, ...]  # the shared rates of stage 1
+    rate_steps: tuple[float, ...]  # stage 1's first window: shared rates 10^e
+    rate_reach: tuple[float, float]  # how far (10^e) that window may widen
     u_steps: tuple[int, ...]  # the plane's rows: W_Q, W_K start d_k^(-u/4) x GPT-2's draw
-    v_steps: tuple[int, ...]  # its columns: they learn at d_k^(-v/4) x the shared rate
+    w_offsets: tuple[int, ...]  # a row's first window: they learn at d_k^(-w/4) x the rate,
+    w_reach: int  # w = u + offset; the window may widen up to |w - u| <= w_reach
     choose_seeds: tuple[int, ...]
     confirm_seeds: tuple[int, ...]
-    #: (name, d_model, d_head): other models' GPT-2 starting spreads, reached here by a
+    confidence: float = 0.95  # the level at which the verdict's intervals hold together
+    #: (name, d_model, d_head): other models' spreads confirmed at the default rate (none)
     spreads: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def lrs(self) -> tuple[float, ...]:
+        """The first window's shared rates."""
+        return tuple(10**e for e in self.rate_steps)
 
     def multiplier(self, steps: float) -> float:
         return self.model.d_head ** (-steps / 4)
 
-    def point(self, i: float, j: float, scale: Scale = Scale.NONE) -> GPTConfig:
-        """The model at plane point (u, v) with the logit factor ``scale``."""
-        return dataclasses.replace(self.model, scale=scale, qk_init=self.multiplier(i),
-                                   qk_lr=self.multiplier(j))
+    def point(self, u: float, w: float, scale: Scale = Scale.NONE) -> GPTConfig:
+        """The model at plane point (u, w) with the logit factor ``scale``."""
+        return dataclasses.replace(self.model, scale=scale, qk_init=self.multiplier(u),
+                                   qk_lr=self.multiplier(w))
 
     @property
     def defaults(self) -> dict[str, GPTConfig]:
@@ -78,9 +101,10 @@ class LanguageStudy:
                 "inv": dataclasses.replace(m, scale=Scale.INV),
                 "qk_norm": dataclasses.replace(m, scale=Scale.INV_SQRT, qk_norm="rms")}
 
-    @property
-    def points(self) -> tuple[tuple[int, int], ...]:
-        return tuple((u, v) for u in self.u_steps for v in self.v_steps)
+    def spread(self, u: float) -> float:
+        """The std of the unscaled logits at initialisation in row u."""
+        m = self.model
+        return logit_spread(m.d_model, m.d_head, m.init_std) * self.multiplier(u) ** 2
 
     def spread_steps(self, d_model: int, d_head: int) -> float:
         """The row u (a real number) at which this model's unscaled heads start as wide as
@@ -100,21 +124,21 @@ def _model(d_model: int, n_heads: int, d_head: int, context: int, mlp_ratio: int
                      mlp_ratio=mlp_ratio, vocab=text_corpus().vocab, context=context)
 
 
-#: The two sizes: ``quick`` fits the CPU build (a 2 x 2 corner of the plane, seconds);
-#: ``full`` has heads of 64 and about two passes over the text; its MLP is twice as wide as
-#: the model (nanoGPT's is four times), which takes a quarter off each of its 144 runs, so
-#: that the full build keeps its hour on the 2-core machine.
+#: The two sizes: ``quick`` fits the CPU build (two rows of two points, one seed to choose,
+#: seconds); ``full`` has heads of 64 and about two passes over the text, five rows
+#: from a 7B model's spread to 1/d_k's, windows that widen until each best lies inside, and
+#: eight fresh seeds; its MLP is twice as wide as the model (nanoGPT's is four times),
+#: which takes a quarter off each run, so that the full build keeps its hour.
 SIZES: dict[str, LanguageStudy] = {
     "quick": LanguageStudy(
         model=_model(32, 2, 16, 32, mlp_ratio=4), steps=150, batch=4, evals=6, held_out=32,
-        lrs=(10**-2.5, 10**-2, 10**-1.5), u_steps=(0, 1), v_steps=(0, 1),
-        choose_seeds=(0,), confirm_seeds=(1, 2),
-        spreads=(("a 7B model", 4096, 128),)),  # one, so that the quick build runs the names
+        rate_steps=(-2.5, -2, -1.5), rate_reach=(-2.5, -1.5), u_steps=(0, 1),
+        w_offsets=(0, 1), w_reach=1, choose_seeds=(0,), confirm_seeds=(1, 2)),
     "full": LanguageStudy(
         model=_model(128, 2, 64, 64, mlp_ratio=2), steps=750, batch=16, evals=15, held_out=64,
-        lrs=(10**-3.5, 10**-3, 10**-2.5, 10**-2), u_steps=(-2, -1, 0, 1, 2), v_steps=(-1, 0, 1, 2),
-        choose_seeds=(0, 1, 2), confirm_seeds=(3, 4, 5, 6, 7),
-        spreads=(("GPT-2 small", 768, 64), ("a 7B model", 4096, 128))),
+        rate_steps=(-3.5, -3, -2.5), rate_reach=(-4.5, -1.5), u_steps=(-2, -1, 0, 1, 2),
+        w_offsets=(-1, 0, 1), w_reach=3, choose_seeds=(0, 1, 2),
+        confirm_seeds=(3, 4, 5, 6, 7, 8, 9, 10)),
 }
 
 
@@ -123,8 +147,22 @@ def language_study() -> LanguageStudy:
     return SIZES[profile()]
 
 
-def _log_final(history: GPTHistory, config: GPTConfig, lr: float) -> torch.Tensor:
-    return history.arm(config, lr).final_loss.log()
+def spread_settings(name: str) -> tuple[str, str]:
+    """The names under which a named spread's two confirmed settings are kept: the model
+    without the factor, and the 1/sqrt(d_k) model from the same weights."""
+    return f"{name}, no factor", f"{name}, 1/√d_k"
+
+
+def widened(window: list[float], losses: dict[float, float], step: float,
+            reach: tuple[float, float]) -> float | None:
+    """The next point to measure: one ``step`` beyond the window's edge where its best lies,
+    while that stays within ``reach``; None when the best lies inside (or at the reach)."""
+    best = min(window, key=losses.__getitem__)
+    if best == window[0] and best - step >= reach[0]:
+        return best - step
+    if best == window[-1] and best + step <= reach[1]:
+        return best + step
+    return None
 
 
 @dataclass(frozen=True)
@@ -133,8 +171,10 @@ class LanguageResult:
 
     study: LanguageStudy
     lr: float  # the shared rate stage 1 chose
-    rate_loss: torch.Tensor  # (2, lrs) mean log final loss: unscaled, 1/sqrt(d_head) defaults
-    plane_loss: torch.Tensor  # (points, choose seeds) final loss at every plane point
+    rate_steps: tuple[float, ...]  # stage 1's window as measured (rates 10^e)
+    rate_loss: torch.Tensor  # (2, rates) mean log final loss: unscaled, 1/sqrt(d_k) defaults
+    plane: dict[tuple[int, int], torch.Tensor]  # (u, w) -> (choose seeds,) final loss
+    windows: dict[int, tuple[int, ...]]  # each row's window of w as measured
     best: tuple[int, int]  # the plane's best point on the choice seeds
     row_best: dict[int, tuple[int, int]]  # each row's best point
     confirmed: dict[str, GPTConfig]  # the confirmed settings, by name
@@ -144,11 +184,47 @@ class LanguageResult:
         """(confirm seeds,) a confirmed setting's final held-out loss."""
         return self.records[name].final_loss
 
+    def mean_log(self, point: tuple[int, int]) -> float:
+        """A plane point's mean log final loss over the choice seeds (what chooses)."""
+        return self.plane[point].log().mean().item()
 
-def spread_settings(name: str) -> tuple[str, str]:
-    """The names under which a named spread's two confirmed settings are kept: the model
-    without the factor, and the 1/sqrt(d_k) model from the same weights."""
-    return f"{name}, no factor", f"{name}, 1/√d_k"
+
+def _log_final(history: GPTHistory, config: GPTConfig, lr: float) -> torch.Tensor:
+    return history.arm(config, lr).final_loss.log()
+
+
+def _tune_rate(study: LanguageStudy) -> tuple[list[float], dict[float, torch.Tensor]]:
+    """Stage 1: the window of shared rates as measured, and each rate's (2,) mean log loss."""
+    arms = (study.defaults["none"], study.defaults["inv_sqrt"])
+    window, losses, new = list(study.rate_steps), {}, list(study.rate_steps)
+    while new:
+        lrs = tuple(10**e for e in new)
+        history = run_gpt_in_parts(study.sweep(arms, lrs, study.choose_seeds))
+        for e, lr in zip(new, lrs):
+            losses[e] = torch.stack([_log_final(history, c, lr).mean() for c in arms])
+        nxt = widened(window, {e: v.mean().item() for e, v in losses.items()}, 0.5,
+                      study.rate_reach)
+        new = [] if nxt is None else [nxt]
+        window = sorted(window + new)
+    return window, losses
+
+
+def _plane(study: LanguageStudy, lr: float) -> dict[tuple[int, int], torch.Tensor]:
+    """Stage 2: every row's window of w at the shared rate, widened until its best lies
+    inside (or the window reaches ``w_reach``): (u, w) -> (choose seeds,) final loss."""
+    plane: dict[tuple[int, int], torch.Tensor] = {}
+    new = [(u, u + k) for u in study.u_steps for k in study.w_offsets]
+    while new:
+        arms = tuple(study.point(u, w) for u, w in new)
+        history = run_gpt_in_parts(study.sweep(arms, (lr,), study.choose_seeds))
+        plane.update({p: history.arm(c, lr).final_loss for p, c in zip(new, arms)})
+        new = []
+        for u in study.u_steps:
+            window = sorted(w for i, w in plane if i == u)
+            losses = {w: plane[(u, w)].log().mean().item() for w in window}
+            w = widened(window, losses, 1, (u - study.w_reach, u + study.w_reach))
+            new += [] if w is None else [(u, w)]
+    return plane
 
 
 @memo
@@ -156,42 +232,65 @@ def run_language(study: LanguageStudy | None = None) -> LanguageResult:
     """The three stages of the study (the current profile's by default)."""
     study = study or language_study()
     d = study.defaults
-    rate = run_gpt_in_parts(study.sweep((d["none"], d["inv_sqrt"]), study.lrs, study.choose_seeds))
-    rate_loss = torch.stack([torch.stack([_log_final(rate, c, lr).mean() for lr in study.lrs])
-                             for c in (d["none"], d["inv_sqrt"])])
-    lr = study.lrs[int(rate_loss.mean(0).argmin())]
-    grid = tuple(study.point(i, j) for i, j in study.points)
-    plane = run_gpt_in_parts(study.sweep(grid, (lr,), study.choose_seeds))
-    plane_loss = torch.stack([plane.arm(c, lr).final_loss for c in grid])
-    mean_log = plane_loss.log().mean(-1)
-    best = study.points[int(mean_log.argmin())]
-    row_best = {}
-    for i in study.u_steps:
-        row = [k for k, (a, _) in enumerate(study.points) if a == i]
-        row_best[i] = study.points[min(row, key=lambda k: mean_log[k].item())]
+    rate_steps, rate_losses = _tune_rate(study)
+    rate_loss = torch.stack([rate_losses[e] for e in rate_steps], dim=1)
+    lr = 10 ** rate_steps[int(rate_loss.mean(0).argmin())]
+    plane = _plane(study, lr)
+    windows = {u: tuple(sorted(w for i, w in plane if i == u)) for u in study.u_steps}
+    score = {p: loss.log().mean().item() for p, loss in plane.items()}
+    best = min(score, key=score.__getitem__)
+    row_best = {u: min(((u, w) for w in windows[u]), key=score.__getitem__)
+                for u in study.u_steps}
     confirmed = dict(d)
     confirmed["best"] = study.point(*best)
-    for i, point in row_best.items():
-        confirmed[f"row {i}"] = study.point(*point)
+    for u, point in row_best.items():
+        confirmed[f"row {u}"] = study.point(*point)
     for name, d_model, d_head in study.spreads:
-        i = study.spread_steps(d_model, d_head)
+        u = study.spread_steps(d_model, d_head)
         without, scaled = spread_settings(name)
-        confirmed[without] = study.point(i, 0)
-        # the same weights with the factor: the 1/sqrt(d_k) head at a = d_k^(-u/4)
-        confirmed[scaled] = study.point(i, 0, Scale.INV_SQRT)
+        confirmed[without] = study.point(u, 0)
+        confirmed[scaled] = study.point(u, 0, Scale.INV_SQRT)
     arms = tuple(dict.fromkeys(confirmed.values()))
     confirm = run_gpt_in_parts(study.sweep(arms, (lr,), study.confirm_seeds))
     return LanguageResult(
-        study=study, lr=lr, rate_loss=rate_loss, plane_loss=plane_loss, best=best,
-        row_best=row_best, confirmed=confirmed,
+        study=study, lr=lr, rate_steps=tuple(rate_steps), rate_loss=rate_loss, plane=plane,
+        windows=windows, best=best, row_best=row_best, confirmed=confirmed,
         records={name: confirm.arm(c, lr) for name, c in confirmed.items()})
+
+
+@dataclass(frozen=True)
+class SpreadPair:
+    """One starting spread of the verdict: row u without the factor against row u + 1 (the
+    1/sqrt(d_k) model from the same weights), each at its best w, on the fresh seeds."""
+
+    u: int
+    spread: float  # the std of the unscaled logits at initialisation
+    without: str  # the confirmed settings' names
+    scaled: str
+    difference: Interval  # without minus with the factor (nats), at the corrected level
+
+    @property
+    def word(self) -> str:
+        """What the interval says: "ties" when it holds zero, else who ends higher."""
+        if not self.difference.excludes_zero:
+            return "ties"
+        return "ends higher" if self.difference.mean > 0 else "ends lower"
+
+
+def corrected_confidence(study: LanguageStudy) -> float:
+    """Each interval's level, so that the verdict's intervals hold together at the study's
+    ``confidence`` (Bonferroni over the spreads compared: one fewer than the rows)."""
+    return 1 - (1 - study.confidence) / (len(study.u_steps) - 1)
+
+
+def spread_pairs(out: LanguageResult) -> list[SpreadPair]:
+    """The verdict's comparisons, from the widest starting spread to the narrowest."""
+    study, level = out.study, corrected_confidence(out.study)
+    return [SpreadPair(u, study.spread(u), f"row {u}", f"row {k}",
+                       paired(out.final(f"row {u}"), out.final(f"row {k}"), confidence=level))
+            for u, k in zip(study.u_steps, study.u_steps[1:])]
 
 
 RULE_LABELS = {"none": "no factor", "inv_sqrt": "1/√d_k", "inv": "1/d_k",
                "qk_norm": "QK-norm + 1/√d_k", "best": "the plane's best point"}
 
-
-def mean_se(values: torch.Tensor) -> tuple[float, float]:
-    """The mean over seeds (the last axis) and its standard error."""
-    n = values.shape[-1]
-    return values.mean(-1).item(), (values.std(-1) / n**0.5).item() if n > 1 else float("nan")

@@ -45,9 +45,9 @@ print(
          for r in result],
         caption=f"Unit-variance q and k unless marked default init (PyTorch's nn.Linear: "
         f"components of variance 1/3). Rows of {N_KEYS} keys, unscaled unless marked scaled. "
-        "The gap is the largest minus the smallest logit of a row, e^gap the weight ratio of the "
-        f"best key to the worst; one-hot: largest weight above {survey.ONE_HOT}; keys in play: "
-        "the median of e^entropy (64 for a uniform row). The same measurements appear on the "
-        "derivation and failure-modes pages.",
+        "The gap is the largest minus the smallest logit of a row; e^gap is the weight ratio of "
+        f"the best key to the worst. One-hot: a largest weight above {survey.ONE_HOT}. Keys in "
+        "play: the median of e^entropy (64 for a uniform row). The same measurements appear on "
+        "the derivation and failure-modes pages.",
     )
 )

@@ -11,7 +11,7 @@ and ``code/attention/#scores`` links to a function.
 :meth:`Library.uses_line` writes, under each executed snippet, a line that links every
 library name the snippet uses (``from sdpa.x import a``, or ``import sdpa`` and then
 ``sdpa.f``) to its part there, and the training loop that ran it: a module names its loops
-in ``__loops__ = ("train_members",)``, and a snippet whose names reach one of them through
+in ``__loops__ = ("train",)``, and a snippet whose names reach one of them through
 the library's code (a function that calls one that calls the loop) links it too
 (:meth:`Library.loops`). MkDocs checks each of those links and anchors.
 """
@@ -30,7 +30,7 @@ from sitebuild.fences import executed_fences
 
 PACKAGE = "sdpa"
 SECTION = "code/index.md"  # the nav entry whose section lists the modules
-LOOPS = "__loops__"  # a module's names of its training loops: __loops__ = ("train_members",)
+LOOPS = "__loops__"  # a module's names of its training loops: __loops__ = ("train",)
 _USES_LINES: dict[tuple[str, str, str], str] = {}  # see Library.uses_line
 
 

@@ -137,9 +137,9 @@ def test_a_training_snippet_links_the_loop_that_ran_it(tmp_path):
     shutil.copytree(SNIPPETS, copy, ignore=shutil.ignore_patterns("__pycache__"))
     training = copy / "sdpa" / "training.py"
     if "__loops__" not in training.read_text():
-        training.write_text(training.read_text() + '\n__loops__ = ("train_members",)\n')
+        training.write_text(training.read_text() + '\n__loops__ = ("train",)\n')
     library = Library([copy])
     trains = library.uses_line("from sdpa.ablation import run_ablation\n\nresult = run_ablation()\n", "page.md")
     assert trains.split("\n")[0].endswith(
-        "; the loop that trained it: [`sdpa.training.train_members`](code/training.md#train_members)"), trains
+        "; the loop that trained it: [`sdpa.training.train`](code/training.md#train)"), trains
     assert "loop" not in library.uses_line("from sdpa.attention import scores\n", "page.md")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import itertools
 import math
 import re
 import subprocess
@@ -21,11 +22,13 @@ from sdpa.attention import (Scale, attention, entropy, jacobian, jacobian_spectr
                             jacobian_trace, qk_norm, scores, softcap, softcap_slope)
 from sdpa import gpt
 from sdpa.gpt import GPTSweep, gpt_model, lr_sensitivity, run_gpt
+from sdpa import recall
 from sdpa.recall import (Arm, RecallExperiment, recall_at_init, recall_model, run_recall,
-                         run_recalls, train_member, train_recalls)
+                         run_recalls, train_member)
 from sdpa.models import GPTConfig, RecallBlock, RecallHead, qk_norm_bound
 from sdpa.tasks import text_corpus
 from sdpa.tasks import copy_batch, recall_batches
+from sdpa.training import make_optimizer, train
 
 # ---------------------------------------------------------------- attention math
 
@@ -130,17 +133,24 @@ def test_unit_and_default_initialisation():
                                                  ("adam", "cosine")])
 def test_batched_training_equals_the_loop_and_is_deterministic(monkeypatch, optimizer, schedule):
     """Members trained one by one by the plain loop (``sdpa.training.train``, through
-    ``train_member``) match :func:`sdpa.training.train_members` in ``run_recall``: the loss
-    at every step, and every weight at the end (a warm-up and cosine schedule too)."""
+    ``train_member``) match the same loop training them as one ``Ensemble`` (as
+    ``run_recall`` does): the loss at every step, and every weight at the end (a warm-up
+    and cosine schedule too)."""
     monkeypatch.setenv(env.DEVICE, "cpu")
     arms = (Arm(Scale.NONE), Arm(Scale.INV, lr_q=0.5, learn_scale=True),
             Arm(Scale.INV_SQRT, init="default", k_init=2.0))
     experiment = RecallExperiment(d_k=16, d_model=16, n_pairs=4, batch=8, steps=6,
                                   seeds=(0, 1), lrs=(1e-2, 3e-2), arms=arms, optimizer=optimizer,
                                   schedule=schedule, warmup=2)
-    members, (history,) = train_recalls((experiment,))
-    assert torch.equal(history.metrics.loss, run_recall.__wrapped__(experiment).metrics.loss)
-    weights = members.parameters()  # name -> (members, ...), in experiment.members() order
+    history = run_recall.__wrapped__(experiment)
+    # run_recalls' ensemble and loop, kept here for its weights
+    ensemble = recall._ensemble((experiment,))
+    adam_or_sgd = make_optimizer(optimizer, ensemble.param_groups())
+    batches = itertools.islice(recall._batches((experiment,), experiment.steps + 1), experiment.steps)
+    losses = train(ensemble, adam_or_sgd, batches, recall._member_losses,
+                   recall.schedule(experiment, adam_or_sgd))
+    assert torch.equal(torch.tensor(losses), history.metrics.loss[:-1].flatten(1))
+    weights = ensemble.state()  # name -> (members, ...), in experiment.members() order
     for arm, lr, seed in [(arms[1], 3e-2, 1), (arms[2], 1e-2, 0), (arms[0], 3e-2, 0)]:
         model, losses = train_member(experiment, arm, lr, seed)
         batched = history.arm(arm, lr).loss[:-1, experiment.seeds.index(seed)]  # last: no step
@@ -391,8 +401,8 @@ def test_recall_block_equals_textbook_multi_head_attention():
 
 
 def test_experiments_trained_together_equal_their_separate_runs():
-    """run_recalls: one ensemble, one optimiser per kind (experiments of one kind share
-    its param group at a rate they share); each history is run_recall's, bit for bit."""
+    """run_recalls: one ensemble per optimiser (experiments of one optimiser share its param
+    group at a rate they share); each history is run_recall's, bit for bit."""
     base = RecallExperiment(d_k=8, d_model=16, n_pairs=4, batch=8, steps=6, record_every=2,
                             seeds=(0, 1))
     adam = dataclasses.replace(base, optimizer="adam", lrs=(1e-2, 3e-2),

@@ -9,8 +9,8 @@ with SGD and with Adam from the same initial draw per seed:
   (SGD: lr s^2, Adam: lr s);
 * folded with the other optimiser's rule, to show that the rule is optimiser-specific.
 
-Each run is the site's training loop (``sdpa.training.train_members``, the plain loop of
-``sdpa.training.train`` for many runs at once), through ``sdpa.recall.run_recall``; the
+Each run is the site's training loop (``sdpa.training.train``, training many runs at
+once as one ``sdpa.training.Ensemble``), through ``sdpa.recall.run_recall``; the
 arms differ only in their logit scale, W_Q's initial multiplier and W_Q's learning-rate
 multiplier.
 """

@@ -14,9 +14,9 @@ fields carry the members' grid (arms, lrs, seeds) as their trailing axes::
     history.arm(GPTConfig(), lr=1e-2).final_loss   # (seeds,)
 
 Each member is one run of :func:`sdpa.training.train`, the plain loop on ``torch.optim``
-with a cosine schedule; the members train together as one
-:class:`sdpa.training.Members`, trained by :func:`sdpa.training.train_members`, which a
-test checks gives that loop's losses.
+with a cosine schedule; the members train together, through that loop, as one
+:class:`sdpa.training.Ensemble`, and a test checks that each member gets the losses of its
+run alone (:func:`train_member`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ from sdpa.models import GPT, GPTConfig, qk_norm_bound
 from sdpa.runtime import device as default_device
 from sdpa.runtime import each, generator, memo, seeded
 from sdpa.tasks import copy_batch, text_batch, text_corpus
-from sdpa.training import (Members, make_optimizer, member_losses, train, train_members,
-                           warmup_cosine)
+from sdpa.training import Ensemble, make_optimizer, member_losses, train, warmup_cosine
 
 
 @dataclass(frozen=True)
@@ -132,11 +131,14 @@ def _draws(sweep: GPTSweep, config: GPTConfig) -> Iterator[tuple[torch.Tensor, t
         yield tuple(torch.stack(parts) for parts in zip(*batches))
 
 
-def gpt_loss(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-    """The next-token cross-entropy of ``model`` on one batch (inputs, targets; -1: none)."""
-    inputs, targets = batch
-    logits, _ = model(inputs)
-    return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
+def gpt_loss(output: tuple[torch.Tensor, list], target: torch.Tensor) -> torch.Tensor:
+    """The next-token cross-entropy of one model's output (logits, stats) on its targets
+    (-1: none)."""
+    return F.cross_entropy(output[0].flatten(0, 1), target.flatten(), ignore_index=-1)
+
+
+def _member_losses(output: tuple[torch.Tensor, list], target: torch.Tensor) -> torch.Tensor:
+    return member_losses(output[0], target)
 
 
 def train_member(sweep: GPTSweep, config: GPTConfig, lr: float,
@@ -162,85 +164,73 @@ def _structure(config: GPTConfig) -> GPTConfig:
     return dataclasses.replace(config, scale=Scale.INV_SQRT, qk_lr=1.0, qk_init=1.0)
 
 
-@memo(share=True)
-def _run_gpt_group(sweep: GPTSweep) -> GPTRecords:
-    """Every arm x learning rate x seed of ``sweep`` as one ensemble, trained by
-    :func:`sdpa.training.train_members`; the arms must share their structure. Returns records
-    whose trailing axes are (arms, lrs, seeds)."""
-    dev = default_device()
-    config = sweep.arms[0]
-    grid = (len(sweep.lrs), len(sweep.arms), len(sweep.seeds))  # member order: lr, arm, seed
-    members = [(lr, arm, seed) for lr in sweep.lrs for arm in sweep.arms for seed in sweep.seeds]
-    models = [gpt_model(arm, seed) for _, arm, seed in members]
-    names = [name for name, _ in models[0].named_parameters()]
-    stacked = Members(models, [dict.fromkeys(names, lr) for lr, _, _ in members], dev)
-    optimizer = make_optimizer("adam", stacked.param_groups(), betas=sweep.betas)
-    size = len(members)
-    seed_of = torch.arange(size) % len(sweep.seeds)
-    held_out = _batch(sweep, config, sweep.held_out, True, generator(sweep.data_seed + 1))
-    held_in, held_target = (x.to(dev).expand(size, *x.shape) for x in held_out)
-    inner = config.n_heads * config.d_head
-    qkv_names = [f"blocks.{i}.attn.c_attn.weight" for i in range(config.n_layers)]
+@torch.no_grad()
+def _held_out_loss(ensemble: Ensemble, held_out: tuple[torch.Tensor, torch.Tensor],
+                   vocab: int) -> torch.Tensor:
+    """Each member's loss on the held-out batch (a diverged run's: 10 ln(vocab))."""
+    losses = _member_losses(ensemble(held_out[0]), held_out[1])
+    return torch.nan_to_num(losses, nan=10 * math.log(vocab))
 
-    def evaluate() -> torch.Tensor:
-        with torch.no_grad():
-            losses = member_losses(stacked(held_in)[0], held_target)
-        return torch.nan_to_num(losses, nan=10 * math.log(config.vocab))
 
-    def measure(step: int, losses: torch.Tensor, outputs, targets: torch.Tensor) -> None:
-        if step in sweep.eval_steps[1:]:
-            held.append(evaluate())  # the weights before this step's update
-        grads, stats = stacked.grads(qkv_names), outputs[1]
-        # rows 0:inner of c_attn make q, inner:2 inner k, the rest v
-        ratio = torch.stack([grads[name][:, :inner].flatten(1).norm(dim=1)
-                             / grads[name][:, 2 * inner:].flatten(1).norm(dim=1)
-                             for name in qkv_names])  # (layers, members)
-        rows.append(GPTRecords(
-            loss=losses, bound=(qk_norm_bound(config, stacked.state()) if config.qk_norm
-                                else torch.full((size,), math.nan, device=dev)),
-            max_logit=torch.stack([s.max_logit for s in stats]).amax(0),
-            max_raw=torch.stack([s.max_raw for s in stats]).amax(0),
-            entropy=torch.stack([s.entropy.T for s in stats]),  # (layers, heads, members)
-            grad_ratio=ratio, held_out_loss=initial, initial_loss=initial, final_loss=initial,
-        ))
-
-    initial = evaluate()
-    rows, held = [], [initial]
-    batches = (((inputs[seed_of].to(dev),), targets[seed_of].to(dev))  # each member its seed's
-               for inputs, targets in _draws(sweep, config))
-    train_members(stacked, [optimizer], batches,
-                  lambda out, targets: member_losses(out[0], targets),
-                  schedules=[warmup_cosine(optimizer, sweep.steps)], measure=measure)
-    held.append(evaluate())
-    fields = ("loss", "max_logit", "max_raw", "bound", "entropy", "grad_ratio")
-    records = {f: torch.stack([getattr(r, f) for r in rows]).cpu() for f in fields}
-    records = GPTRecords(**records, held_out_loss=torch.stack(held).cpu(),
-                         initial_loss=initial.cpu(), final_loss=held[-1].cpu())
-    # (..., members) -> (..., lrs, arms, seeds) -> (..., arms, lrs, seeds)
-    return records.map(lambda t: t.view(*t.shape[:-1], *grid).transpose(-3, -2))
+@torch.no_grad()
+def _step_records(config: GPTConfig, ensemble: Ensemble, losses: torch.Tensor,
+                  stats: list) -> dict[str, torch.Tensor]:
+    """What one step records of every member (the fields of :class:`GPTRecords` that
+    have a step axis), from its forward and backward pass."""
+    names = [f"blocks.{i}.attn.c_attn.weight" for i in range(config.n_layers)]
+    grads, inner = ensemble.grads(names), config.n_heads * config.d_head
+    # rows 0:inner of c_attn make q, inner:2 inner k, the rest v
+    ratio = torch.stack([grads[name][:, :inner].flatten(1).norm(dim=1)
+                         / grads[name][:, 2 * inner:].flatten(1).norm(dim=1) for name in names])
+    bound = (qk_norm_bound(config, ensemble.state()) if config.qk_norm
+             else torch.full_like(losses, math.nan))
+    return dict(loss=losses, bound=bound, grad_ratio=ratio,  # ratio: (layers, members)
+                max_logit=torch.stack([s.max_logit for s in stats]).amax(0),
+                max_raw=torch.stack([s.max_raw for s in stats]).amax(0),
+                entropy=torch.stack([s.entropy.T for s in stats]))  # (layers, heads, members)
 
 
 @memo(share=True)
 def run_gpt(sweep: GPTSweep) -> GPTHistory:
-    """Train every arm x learning rate x seed of ``sweep``; memoised by the (frozen) sweep.
+    """Train every arm x learning rate x seed of ``sweep`` by :func:`sdpa.training.train`;
+    memoised by the (frozen) sweep.
 
-    Arms that differ only in their scale rule train as one batched computation (memoised
-    on its own, so sweeps that share such a group, learning rates and seeds train it once).
+    Arms of one structure (:func:`_structure`), with all their learning rates and seeds,
+    train as one ensemble; the ensembles train one after the other.
     """
-    groups = list(dict.fromkeys(_structure(arm) for arm in sweep.arms))
-    per_group = {}
-    for group in groups:
-        arms = tuple(arm for arm in sweep.arms if _structure(arm) == group)
-        per_group[group] = (arms, _run_gpt_group(dataclasses.replace(sweep, arms=arms)))
+    dev, per_arm = default_device(), {}
+    for structure in dict.fromkeys(_structure(arm) for arm in sweep.arms):
+        arms = tuple(arm for arm in sweep.arms if _structure(arm) == structure)
+        members = [(lr, arm, seed) for lr in sweep.lrs for arm in arms for seed in sweep.seeds]
+        models = [gpt_model(arm, seed) for _, arm, seed in members]
+        names = [name for name, _ in models[0].named_parameters()]
+        ensemble = Ensemble(models, [dict.fromkeys(names, lr) for lr, _, _ in members]).to(dev)
+        optimizer = make_optimizer("adam", ensemble.param_groups(), betas=sweep.betas)
+        seed_of = torch.arange(len(members)) % len(sweep.seeds)  # each member its seed's data
+        batches = ((inputs[seed_of].to(dev), targets[seed_of].to(dev))
+                   for inputs, targets in _draws(sweep, structure))
+        held_out = tuple(x.to(dev).expand(len(members), *x.shape)
+                         for x in _batch(sweep, structure, sweep.held_out, True,
+                                         generator(sweep.data_seed + 1)))
+        held, rows = [_held_out_loss(ensemble, held_out, structure.vocab)], []
 
-    def arm_records(arm: GPTConfig) -> GPTRecords:
-        arms, records = per_group[_structure(arm)]
-        return records.map(lambda t: t[..., arms.index(arm), :, :])
+        def measure(step: int, losses: torch.Tensor, output: tuple, target: torch.Tensor):
+            if step in sweep.eval_steps[1:]:  # the weights before this step's update
+                held.append(_held_out_loss(ensemble, held_out, structure.vocab))
+            rows.append(_step_records(structure, ensemble, losses, output[1]))
 
-    per_arm = [arm_records(arm) for arm in sweep.arms]
+        train(ensemble, optimizer, batches, _member_losses, warmup_cosine(optimizer, sweep.steps),
+              measure)
+        held.append(_held_out_loss(ensemble, held_out, structure.vocab))
+        records = GPTRecords(**{f: torch.stack([row[f] for row in rows]).cpu() for f in rows[0]},
+                             held_out_loss=torch.stack(held).cpu(), initial_loss=held[0].cpu(),
+                             final_loss=held[-1].cpu())
+        # (..., members) -> (..., lrs, arms, seeds)
+        records = records.map(lambda t: t.view(*t.shape[:-1], len(sweep.lrs), len(arms), -1))
+        per_arm |= {arm: records.map(lambda t: t[..., i, :]) for i, arm in enumerate(arms)}
     fields = [f.name for f in dataclasses.fields(GPTRecords)]
-    stacked = {f: torch.stack([getattr(r, f) for r in per_arm], dim=-3) for f in fields}
-    return GPTHistory(sweep, GPTRecords(**stacked))
+    return GPTHistory(sweep, GPTRecords(**{
+        f: torch.stack([getattr(per_arm[arm], f) for arm in sweep.arms], dim=-3) for f in fields}))
 
 
 def run_gpt_in_parts(sweep: GPTSweep, members: int = 10) -> GPTHistory:

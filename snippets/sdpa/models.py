@@ -214,7 +214,7 @@ class CausalSelfAttention(nn.Module):
             self.q_norm = _norm(config.qk_norm, config.d_head)
             self.k_norm = _norm(config.qk_norm, config.d_head)
         # A buffer, not a Python number: arms that differ only in their scale rule can then
-        # train as one ensemble (sdpa.training.Members stacks buffers).
+        # train as one ensemble (sdpa.training.Ensemble stacks buffers).
         factor = config.scale.factor(config.d_head) * config.qk_lr**2
         self.register_buffer("scale", torch.tensor(factor))
         causal = torch.ones(config.context, config.context, dtype=torch.bool).tril()

@@ -21,15 +21,17 @@ The model is :class:`sdpa.models.RecallHead` (or, with ``heads``, a
 Members share data and initial weights when they share a seed (a paired comparison), and
 differ in their arm and learning rate. Each member is one run of
 :func:`sdpa.training.train`, the plain loop on ``torch.optim``; the members train
-together as one :class:`sdpa.training.Members`, which a test checks gives that loop's
-losses. Experiments of one shape that differ only in optimiser, arms, learning rates and
-seeds can train as one ensemble, one optimiser per kind, Adam or SGD
-(:func:`run_recalls`): the same runs, in fewer and larger computations.
+together, through that loop, as one :class:`sdpa.training.Ensemble`, and a test checks
+that each member gets the losses and weights of its run alone (:func:`train_member`).
+Experiments of one shape that differ only in optimiser, arms, learning rates and seeds
+train together (:func:`run_recalls`): one ensemble per optimiser, Adam or SGD, the same
+runs in fewer and larger computations.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -43,8 +45,7 @@ from sdpa.models import RecallBlock, RecallHead, RecallOutput, init_unit_varianc
 from sdpa.runtime import device as default_device
 from sdpa.runtime import memo, seeded
 from sdpa.tasks import RecallTask, recall_batches
-from sdpa.training import (Members, make_optimizer, member_losses, train, train_members,
-                           warmup_cosine)
+from sdpa.training import Ensemble, make_optimizer, member_losses, train, warmup_cosine
 
 Init = Literal["unit", "default"]
 Optimizer = Literal["adam", "sgd"]
@@ -133,13 +134,8 @@ def recall_model(experiment: RecallExperiment, arm: Arm, seed: int) -> RecallHea
     return model
 
 
-#: The weights of :class:`sdpa.models.RecallHead`.
-HEAD_WEIGHTS = ("W_Q.weight", "W_K.weight", "W_V.weight", "W_O.weight", "log_scale")
-
-
-def member_lrs(arm: Arm, lr: float,
-               names: Iterable[str] = HEAD_WEIGHTS) -> dict[str, float | None]:
-    """The learning rate of each weight ``names`` of one member (None: not trained)."""
+def member_lrs(arm: Arm, lr: float, names: Iterable[str]) -> dict[str, float | None]:
+    """The learning rate of each of one member's weights ``names`` (None: not trained)."""
     special = {"W_Q.weight": lr * arm.lr_q, "W_K.weight": lr * arm.lr_k,
                "log_scale": lr if arm.learn_scale else None}
     return {name: special.get(name, lr) for name in names}
@@ -210,10 +206,27 @@ class RecallHistory:
 # ------------------------------------------------------------------ the runs
 
 
-def _batches(experiments: tuple[RecallExperiment, ...], seed_of: torch.Tensor,
-             seeds: list[int], n_batches: int, device: torch.device) -> Iterator[tuple]:
-    """Each step's batch for every member, ``((query, pairs), target)`` with a leading
-    member axis: members of one seed share it. Every batch is drawn, and embedded, once."""
+def _ensemble(experiments: tuple[RecallExperiment, ...]) -> Ensemble:
+    """Every member of ``experiments`` (of one shape), in order, as one
+    :class:`sdpa.training.Ensemble` on the device."""
+    members = [member for e in experiments for member in e.members()]
+    # a member starts from its arm's draw for its seed, whatever its rate: each (arm, seed)
+    # is drawn once
+    starts = {key: recall_model(experiments[0], *key)
+              for key in dict.fromkeys((arm, seed) for arm, _, seed in members)}
+    names = [name for name, _ in next(iter(starts.values())).named_parameters()]
+    return Ensemble([starts[arm, seed] for arm, _, seed in members],
+                    [member_lrs(arm, lr, names) for arm, lr, _ in members]).to(default_device())
+
+
+def _batches(experiments: tuple[RecallExperiment, ...], n_batches: int) -> Iterator[tuple]:
+    """Each step's batch for every member of ``experiments``, ``(query, pairs, target)``
+    with a leading member axis: members of one seed share it. Every batch is drawn, and
+    embedded, once."""
+    device = default_device()
+    member_seeds = [seed for e in experiments for *_, seed in e.members()]
+    seeds = list(dict.fromkeys(member_seeds))
+    seed_of = torch.tensor([seeds.index(s) for s in member_seeds], device=device)
     data = [recall_batches(experiments[0].task, s, n_batches).to(device) for s in seeds]
     tokens = [d.tokens() for d in data]
     # (seeds, batches, batch, ...): every batch of every seed
@@ -221,43 +234,23 @@ def _batches(experiments: tuple[RecallExperiment, ...], seed_of: torch.Tensor,
     pairs = torch.stack([p for _, p in tokens])
     target = torch.stack([d.target for d in data])
     for t in range(n_batches):  # index_select: faster than x[seed_of, t]
-        query_t, pairs_t, target_t = (x[:, t].index_select(0, seed_of)
-                                      for x in (query, pairs, target))
-        yield (query_t, pairs_t), target_t
+        yield tuple(x[:, t].index_select(0, seed_of) for x in (query, pairs, target))
 
 
-def recall_members(experiments: tuple[RecallExperiment, ...],
-                   n_batches: int) -> tuple[Members, Iterator[tuple]]:
-    """The members of experiments of one shape as one :class:`sdpa.training.Members` on the
-    device (each experiment's members one block), and ``n_batches`` batches for them."""
-    shapes = {dataclasses.replace(e, optimizer="adam", arms=(), lrs=(), seeds=())
-              for e in experiments}
-    if len(shapes) != 1:
-        raise ValueError("experiments trained together differ in more than their optimiser, "
-                         "arms, learning rates and seeds")
-    device = default_device()
-    members = [(e, arm, lr, seed) for e in experiments for arm, lr, seed in e.members()]
-    # a member starts from its arm's draw for its seed, whatever its rate (and the shape
-    # is the run's): each (arm, seed) is drawn once
-    starts = {key: recall_model(experiments[0], *key)
-              for key in dict.fromkeys((arm, seed) for _, arm, _, seed in members)}
-    models = [starts[arm, seed] for _, arm, _, seed in members]
-    names = [name for name, _ in models[0].named_parameters()]
-    rates = [member_lrs(arm, lr, names) for _, arm, lr, _ in members]
-    stacked = Members(models, rates, device, [len(e.members()) for e in experiments])
-    seeds = list(dict.fromkeys(s for e in experiments for s in e.seeds))
-    seed_of = torch.tensor([seeds.index(s) for *_, s in members], device=device)
-    return stacked, _batches(experiments, seed_of, seeds, n_batches, device)
+def recall_loss(out: RecallOutput, target: torch.Tensor) -> torch.Tensor:
+    """The cross-entropy of one model's output on its targets."""
+    return F.cross_entropy(out.logits, target)
 
 
-def _recall_loss(out: RecallOutput, target: torch.Tensor) -> torch.Tensor:
+def _member_losses(out: RecallOutput, target: torch.Tensor) -> torch.Tensor:
     return member_losses(out.logits, target)
 
 
-def _metrics(members: Members, losses: torch.Tensor, out: RecallOutput,
+@torch.no_grad()
+def _metrics(ensemble: Ensemble, losses: torch.Tensor, out: RecallOutput,
              target: torch.Tensor) -> RecallMetrics:
     """Every metric of every member, from one step's forward and backward pass."""
-    grads, params = members.grads(), members.parameters()
+    grads = ensemble.grads(("W_Q.weight", "W_K.weight", "W_V.weight"))
     return RecallMetrics(
         loss=losses,
         accuracy=(out.logits.argmax(-1) == target).float().mean(1),
@@ -268,20 +261,33 @@ def _metrics(members: Members, losses: torch.Tensor, out: RecallOutput,
         grad_q=grads["W_Q.weight"].flatten(1).norm(dim=1),
         grad_k=grads["W_K.weight"].flatten(1).norm(dim=1),
         grad_v=grads["W_V.weight"].flatten(1).norm(dim=1),
-        scale=params["log_scale"].detach().exp(),
+        scale=ensemble.state()["log_scale"].exp(),
     )
 
 
-def _shaped(experiments: tuple[RecallExperiment, ...],
-            records: list[RecallMetrics]) -> list[RecallMetrics]:
-    """Stack records into CPU tensors (records, arms, lrs, seeds), one per experiment."""
+def _measured(ensemble: Ensemble, batch: tuple) -> RecallMetrics:
+    """Every metric of every member on ``batch``: the loop's forward and backward pass,
+    with no update after them."""
+    *inputs, target = batch
+    out = ensemble(*inputs)
+    losses = _member_losses(out, target)
+    ensemble.zero_grad()
+    losses.sum().backward()
+    return _metrics(ensemble, losses.detach(), out, target)
+
+
+def _histories(experiments: tuple[RecallExperiment, ...],
+               records: dict[int, RecallMetrics]) -> list[RecallHistory]:
+    """The records (step -> every member's metrics) as one history per experiment, in CPU
+    tensors (records, arms, lrs, seeds)."""
     fields = [f.name for f in dataclasses.fields(RecallMetrics)]
-    whole = {f: torch.stack([getattr(r, f) for r in records]).cpu() for f in fields}
+    whole = {f: torch.stack([getattr(r, f) for r in records.values()]).cpu() for f in fields}
     blocks = [len(e.members()) for e in experiments]
     out = []
     for e, part in zip(experiments, zip(*[whole[f].split(blocks, 1) for f in fields])):
         grid = (len(records), len(e.arms), len(e.lrs), len(e.seeds))
-        out.append(RecallMetrics(**{f: t.reshape(grid) for f, t in zip(fields, part)}))
+        out.append(RecallHistory(e, torch.tensor(list(records)), RecallMetrics(
+            **{f: t.reshape(grid) for f, t in zip(fields, part)})))
     return out
 
 
@@ -301,42 +307,32 @@ def run_recall(experiment: RecallExperiment) -> RecallHistory:
 
 @memo(share=True)
 def run_recalls(experiments: tuple[RecallExperiment, ...]) -> tuple[RecallHistory, ...]:
-    """Train experiments that differ only in optimiser, arms, learning rates and seeds as
-    one ensemble, one optimiser per kind (fewer, larger computations: faster on a CPU).
-    Members are independent, so each history is :func:`run_recall`'s; memoised."""
-    return train_recalls(experiments)[1]
+    """Train experiments that differ only in optimiser, arms, learning rates and seeds:
+    the members of each optimiser as one ensemble, by :func:`sdpa.training.train` (fewer,
+    larger computations: faster on a CPU). Members are independent, so each history is
+    :func:`run_recall`'s; memoised."""
+    shapes = {dataclasses.replace(e, optimizer="adam", arms=(), lrs=(), seeds=())
+              for e in experiments}
+    if len(shapes) != 1:
+        raise ValueError("experiments trained together differ in more than their optimiser, "
+                         "arms, learning rates and seeds")
+    histories = {}
+    for kind in dict.fromkeys(e.optimizer for e in experiments):
+        group = tuple(e for e in experiments if e.optimizer == kind)
+        first, records = group[0], {}
+        ensemble = _ensemble(group)
+        optimizer = make_optimizer(kind, ensemble.param_groups())
+        batches = _batches(group, first.steps + 1)
 
+        def measure(step: int, losses: torch.Tensor, out: RecallOutput, target: torch.Tensor):
+            if step % first.record_every == 0:
+                records[step] = _metrics(ensemble, losses, out, target)
 
-def train_recalls(experiments: tuple[RecallExperiment, ...],
-                  ) -> tuple[Members, tuple[RecallHistory, ...]]:
-    """:func:`run_recalls`' work, through :func:`sdpa.training.train_members`; the trained
-    members are returned too (their weights)."""
-    first = experiments[0]
-    members, batches = recall_members(experiments, first.steps + 1)
-    # one optimiser per kind: its experiments' members at one learning rate share a group
-    # (Adam and SGD update every number on its own, so grouping changes nothing else)
-    kinds = dict.fromkeys(e.optimizer for e in experiments)
-    optimizers = [make_optimizer(kind, members.param_groups(
-        [block for block, e in enumerate(experiments) if e.optimizer == kind])) for kind in kinds]
-    schedules = [s for s in (schedule(first, o) for o in optimizers) if s is not None]
-    records, steps = [], []
-
-    def measure(t: int, losses: torch.Tensor, out: RecallOutput, target: torch.Tensor) -> None:
-        if t % first.record_every == 0 or t == first.steps:
-            records.append(_metrics(members, losses, out, target))
-            steps.append(t)
-
-    train_members(members, optimizers, batches, _recall_loss, schedules=schedules,
-                  measure=measure, steps=first.steps)
-    return members, tuple(RecallHistory(e, torch.tensor(steps), metrics)
-                          for e, metrics in zip(experiments, _shaped(experiments, records)))
-
-
-def recall_loss(model: RecallHead | RecallBlock,
-                batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> torch.Tensor:
-    """The cross-entropy of ``model`` on one batch (query tokens, pair tokens, targets)."""
-    query, pairs, target = batch
-    return F.cross_entropy(model(query, pairs).logits, target)
+        train(ensemble, optimizer, itertools.islice(batches, first.steps), _member_losses,
+              schedule(first, optimizer), measure)
+        records[first.steps] = _measured(ensemble, next(batches))  # after the last update
+        histories.update(zip(group, _histories(group, records)))
+    return tuple(histories[e] for e in experiments)
 
 
 def train_member(experiment: RecallExperiment, arm: Arm, lr: float,
@@ -344,7 +340,7 @@ def train_member(experiment: RecallExperiment, arm: Arm, lr: float,
     """One member of ``experiment`` trained alone by the plain loop,
     :func:`sdpa.training.train`: the trained model and the loss of each of its steps.
 
-    :func:`train_recalls` computes exactly this for every member at once;
+    :func:`run_recalls` computes exactly this for every member at once;
     ``tests/test_library.py`` checks that both give the same losses and weights.
     """
     dev = default_device()
@@ -364,18 +360,11 @@ def recall_at_init(experiment: RecallExperiment, n_batches: int = 8) -> RecallHi
     """Every metric at initialisation, averaged over ``n_batches`` fresh batches.
 
     One record (step 0); nothing is trained: each batch's forward and backward pass is
-    measured as :func:`train_recalls` measures a step, and no step follows.
+    measured as :func:`run_recalls` measures a step, and no step follows.
     """
-    members, batches = recall_members((experiment,), n_batches)
-    records = []
-    for inputs, target in batches:
-        out = members(*inputs)
-        losses = _recall_loss(out, target)
-        members.zero_grad()
-        losses.sum().backward()
-        with torch.no_grad():
-            records.append(_metrics(members, losses.detach(), out, target))
-    mean = _shaped((experiment,), records)[0].map(lambda t: t.mean(0, keepdim=True))
+    ensemble = _ensemble((experiment,))
+    records = dict(enumerate(_measured(ensemble, b) for b in _batches((experiment,), n_batches)))
+    mean = _histories((experiment,), records)[0].metrics.map(lambda t: t.mean(0, keepdim=True))
     return RecallHistory(experiment, torch.tensor([0]), mean)
 
 

@@ -1,36 +1,32 @@
-"""Training on ``torch.optim``: the plain loop, and the same loop for many runs at once.
+"""Training on ``torch.optim``: the one plain loop, for one model or for many at once.
 
-:func:`train` is the usual loop (as in nanoGPT's ``train.py``) for one model: for each
-batch, the loss, ``optimizer.zero_grad()``, ``loss.backward()``, ``optimizer.step()``::
+:func:`train` is the usual loop (as in nanoGPT's ``train.py``): for each batch, the forward
+pass, the loss, ``optimizer.zero_grad()``, ``loss.backward()``, ``optimizer.step()``::
 
-    def loss_fn(model, batch):
-        query, pairs, target = batch
-        return F.cross_entropy(model(query, pairs).logits, target)
+    def loss_fn(output, target):
+        return F.cross_entropy(output.logits, target)
 
     optimizer = make_optimizer("adam", [{"params": model.parameters(), "lr": 1e-2}])
-    losses = train(model, optimizer, batches, loss_fn)
+    losses = train(model, optimizer, batches, loss_fn)  # batches of (query, pairs, target)
 
-Every training number on the site comes from :func:`train_members`: the same loop, line for
-line (forward, loss, ``zero_grad``, ``backward``, ``step``), run for many *members* at once.
-The site's experiments compare many runs (scale rules x learning rates x seeds) that differ
-only in their numbers, not in their code, and on a CPU the tiny models' runs cost mostly the
-fixed overhead of each operation; so :class:`Members` stacks the members' weights along a new
-first axis, with ``torch.func.stack_module_state``, and runs the model's own ``forward`` on
-every member with ``torch.func.vmap`` and ``functional_call``, as PyTorch's model-ensembling
-tutorial does. The loss is the sum of the members' losses, so each member gets exactly the
-gradient of its own loss. Members that train at the same rates form one *run* whose stacked
-weights are leaf tensors of their own, in an ordinary param group, so an ordinary
-``torch.optim`` optimiser updates them. Adam and SGD update every number on its own, so each
-member follows the run :func:`train` would give it alone: ``tests/test_library.py`` trains
-members one by one with :func:`train` and checks that :func:`train_members` gives the same
-losses (and, for the recall models, the same weights).
+Every training number on the site comes from this loop. The site's experiments compare
+many runs (scale rules x learning rates x seeds) that differ only in their numbers, not in
+their code, and on a CPU the tiny models' runs cost mostly the fixed overhead of each
+operation; so an :class:`Ensemble` runs them as one model, as PyTorch's model-ensembling
+tutorial does: the *members'* weights stacked along a new first axis
+(``torch.func.stack_module_state``), and the model's own ``forward`` run on every member
+with ``torch.func.vmap`` and ``functional_call``. :func:`train` trains it like any model:
+its loss is one loss per member, and the gradient of their sum gives each member the
+gradient of its own loss, since no member's loss depends on another's weights. Adam and
+SGD update every number on its own, so each member follows the run :func:`train` would
+give it alone: ``tests/test_library.py`` checks it, member by member.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
@@ -40,7 +36,7 @@ from torch.func import functional_call, stack_module_state, vmap
 
 #: The training loops of this module: a snippet whose library code reaches one links to it
 #: (the Code pages' "the loop that trained it").
-__loops__ = ("train_members",)
+__loops__ = ("train",)
 
 #: The optimisers the site uses, by name.
 OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
@@ -73,31 +69,38 @@ def warmup_cosine(optimizer: torch.optim.Optimizer, steps: int,
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-def train(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable,
-          loss_fn: Callable[[nn.Module, Any], torch.Tensor],
-          schedule: torch.optim.lr_scheduler.LRScheduler | None = None) -> list[float]:
+def train(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable[tuple],
+          loss_fn: Callable[[Any, torch.Tensor], torch.Tensor],
+          schedule: torch.optim.lr_scheduler.LRScheduler | None = None,
+          measure: Callable[[int, torch.Tensor, Any, torch.Tensor], None] | None = None) -> list:
     """Train ``model`` on each batch of ``batches`` in turn; return the loss of each step.
 
-    ``loss_fn(model, batch)`` runs the forward pass and returns the loss (a scalar).
-    ``schedule``, if any, moves the learning rate after every step.
+    A batch is ``(*inputs, target)``; ``loss_fn(model(*inputs), target)`` gives the loss,
+    one per member for an :class:`Ensemble`. ``schedule``, if any, moves the learning rate
+    after every step. ``measure(step, loss, output, target)``, if given, reads each step's
+    forward and backward pass (the gradients are in the weights' ``.grad``) before the
+    update learns from it.
     """
     losses = []
-    for batch in batches:
-        loss = loss_fn(model, batch)
+    for step, (*inputs, target) in enumerate(batches):
+        output = model(*inputs)
+        loss = loss_fn(output, target)
         optimizer.zero_grad()
-        loss.backward()
+        loss.sum().backward()  # an ensemble's members: each gets its own loss's gradient
+        losses.append(loss.detach())
+        if measure is not None:
+            measure(step, losses[-1], output, target)
         optimizer.step()
         if schedule is not None:
             schedule.step()
-        losses.append(loss.item())
-    return losses
+    return torch.stack(losses).tolist()
 
 
 def member_losses(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """The mean cross-entropy of each member (the leading axis) over its targets.
 
     ``logits`` (members, ..., classes), ``targets`` (members, ...); targets of -1 are left
-    out. Summed over members, each member's gradient is its own loss's.
+    out.
     """
     members, classes = logits.shape[0], logits.shape[-1]
     ce = F.cross_entropy(logits.reshape(-1, classes), targets.reshape(-1), ignore_index=-1,
@@ -106,110 +109,63 @@ def member_losses(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return (ce * counted).sum(1) / counted.sum(1)
 
 
-def train_members(members: Members, optimizers: Sequence[torch.optim.Optimizer],
-                  batches: Iterable[tuple[tuple[torch.Tensor, ...], torch.Tensor]],
-                  loss_fn: Callable[[Any, torch.Tensor], torch.Tensor], *,
-                  schedules: Sequence[torch.optim.lr_scheduler.LRScheduler] = (),
-                  measure: Callable[[int, torch.Tensor, Any, torch.Tensor], None] | None = None,
-                  steps: int | None = None) -> None:
-    """:func:`train` for every member of ``members`` at once: the loop every training
-    number on the site comes from.
+class Ensemble(nn.Module):
+    """Models of one architecture (the members) as one model (see the module docstring).
 
-    Each batch is ``(inputs, targets)`` with a leading member axis (members of one seed
-    share their data). ``loss_fn(outputs, targets)`` gives each member's loss, shape
-    (members,). ``measure(t, losses, outputs, targets)``, if given, reads batch ``t``'s
-    forward and backward pass (``members.grads()`` holds the gradients) before the step
-    learns from it. With ``steps``, batch ``steps`` is measured and not learned from: a
-    record after the last update.
-    """
-    for t, (inputs, targets) in enumerate(batches):
-        outputs = members(*inputs)  # forward: every member on its own inputs
-        losses = loss_fn(outputs, targets)  # (members,)
-        for optimizer in optimizers:
-            optimizer.zero_grad()
-        losses.sum().backward()  # members are independent: each gets its own loss's gradient
-        if measure is not None:
-            with torch.no_grad():
-                measure(t, losses.detach(), outputs, targets)
-        if t == steps:
-            break
-        for optimizer in optimizers:
-            optimizer.step()
-        for schedule in schedules:
-            schedule.step()
-
-
-class Members:
-    """Models of one architecture, stacked and run as one (see the module docstring).
-
-    ``models``: the members, built and initialised one by one (as a separate run would
-    be); their buffers (constants such as a logit scale) are stacked too, so members may
-    differ in them. ``rates``: for each member, its learning rate per parameter name;
-    ``None`` freezes that parameter. Consecutive members with the same rates (and block)
-    form one run, whose weights ``torch.func.stack_module_state`` stacks into leaf tensors.
-    Inputs of :meth:`__call__` carry a leading member axis. ``blocks``: the sizes of
-    consecutive blocks of members that different optimisers train (default: one block);
-    :meth:`param_groups` gives the groups of the blocks one optimiser trains.
+    ``models``: the members, built and initialised one by one (as separate runs would be).
+    ``rates``: each member's learning rate per weight name (``None`` freezes the weight).
+    Consecutive members with the same rates form a *run*: a copy of the model whose every
+    weight (an ``nn.Parameter``) and buffer holds the run's members stacked on dim 0, so
+    that the members may differ in their rates (:meth:`param_groups`) and in their
+    buffers (constants such as a logit scale). Inputs and outputs carry a leading member
+    axis.
     """
 
-    def __init__(self, models: Sequence[nn.Module], rates: Sequence[dict[str, float | None]],
-                 device: torch.device | str = "cpu", blocks: Sequence[int] | None = None):
-        self.size = len(models)
-        self.template = copy.deepcopy(models[0]).to(device)
-        self.names = [name for name, _ in models[0].named_parameters()]
-        block_of = [b for b, size in enumerate(blocks or [self.size]) for _ in range(size)]
-        if len(block_of) != self.size:
-            raise ValueError(f"blocks {blocks} do not add up to {self.size} members")
-        starts = [i for i in range(self.size)
-                  if i == 0 or (rates[i], block_of[i]) != (rates[i - 1], block_of[i - 1])]
-        #: [(rates, block, name -> the run's stacked weights, leaves on the device)]
-        self.runs: list[tuple[dict[str, float | None], int, dict[str, torch.Tensor]]] = []
-        for start, stop in zip(starts, [*starts[1:], self.size]):
-            stacked, _ = stack_module_state(list(models[start:stop]))
-            weights = {name: w.detach().to(device).requires_grad_(rates[start][name] is not None)
-                       for name, w in stacked.items()}
-            self.runs.append((rates[start], block_of[start], weights))
-        self.buffers = {name: torch.stack([m.get_buffer(name) for m in models]).to(device)
-                        for name, _ in models[0].named_buffers()}
+    def __init__(self, models: Sequence[nn.Module], rates: Sequence[dict[str, float | None]]):
+        super().__init__()
+        starts = [i for i in range(len(models)) if i == 0 or rates[i] != rates[i - 1]]
+        self.rates = [rates[i] for i in starts]  # each run's
+        self.runs = nn.ModuleList(_stacked(models[start:stop], rates[start])
+                                  for start, stop in zip(starts, [*starts[1:], len(models)]))
 
-    def param_groups(self, blocks: Collection[int] = (0,)) -> list[dict]:
-        """One ``torch.optim`` param group per learning rate of the members of ``blocks``
-        (frozen weights left out)."""
-        by_lr: dict[float, list[torch.Tensor]] = {}
-        for rates, block, weights in self.runs:
-            for name, weight in weights.items():
-                if rates[name] is not None and block in blocks:
-                    by_lr.setdefault(rates[name], []).append(weight)
-        return [{"params": weights, "lr": lr} for lr, weights in by_lr.items()]
-
-    def _joined(self, pick: Callable[[torch.Tensor], torch.Tensor],
-                names: Sequence[str]) -> dict[str, torch.Tensor]:
-        pieces = {name: [pick(weights[name]) for _, _, weights in self.runs] for name in names}
-        return {name: p[0] if len(p) == 1 else torch.cat(p) for name, p in pieces.items()}
-
-    def parameters(self) -> dict[str, torch.Tensor]:
-        """Every weight with the members stacked on dim 0, in member order."""
-        return self._joined(lambda w: w, self.names)
-
-    def grads(self, names: Sequence[str] | None = None) -> dict[str, torch.Tensor]:
-        """The gradient of every weight (or of those ``names``), members on dim 0 (zeros
-        where frozen)."""
-        return self._joined(lambda w: torch.zeros_like(w) if w.grad is None else w.grad,
-                            names or self.names)
-
-    def zero_grad(self) -> None:
-        """Forget every gradient (what an optimiser's ``zero_grad`` does for its weights)."""
-        for _, _, weights in self.runs:
-            for weight in weights.values():
-                weight.grad = None
+    def param_groups(self) -> list[dict]:
+        """One ``torch.optim`` param group per learning rate (frozen weights left out)."""
+        groups: dict[float, list[nn.Parameter]] = {}
+        for run, rates in zip(self.runs, self.rates):
+            for name, weight in run.named_parameters():
+                if rates[name] is not None:
+                    groups.setdefault(rates[name], []).append(weight)
+        return [{"params": weights, "lr": lr} for lr, weights in groups.items()]
 
     def state(self) -> dict[str, torch.Tensor]:
-        """Every weight and buffer with the members stacked on dim 0."""
-        return {**self.parameters(), **self.buffers}
+        """Every weight and buffer, by the model's own names, the members stacked on dim 0."""
+        runs = [{**dict(run.named_parameters()), **dict(run.named_buffers())} for run in self.runs]
+        return {name: _joined([run[name] for run in runs]) for name in runs[0]}
 
-    def _forward(self, state: dict[str, torch.Tensor], *inputs):
-        return functional_call(self.template, state, inputs)
+    def grads(self, names: Sequence[str]) -> dict[str, torch.Tensor]:
+        """The gradients of the weights ``names``, the members stacked on dim 0."""
+        return {name: _joined([run.get_parameter(name).grad for run in self.runs])
+                for name in names}
 
-    def __call__(self, *inputs):
-        """Every member's forward pass on its own inputs (each with a leading member axis)."""
-        return vmap(self._forward)(self.state(), *inputs)
+    def forward(self, *inputs):
+        """Every member's forward pass on its own inputs."""
+        return vmap(self._member)(self.state(), *inputs)
+
+    def _member(self, state: dict[str, torch.Tensor], *inputs):
+        return functional_call(self.runs[0], state, inputs)  # the model's own forward
+
+
+def _stacked(models: Sequence[nn.Module], rates: dict[str, float | None]) -> nn.Module:
+    """A copy of ``models[0]`` whose weights and buffers hold all ``models``' on dim 0."""
+    run = copy.deepcopy(models[0])
+    weights, buffers = stack_module_state(list(models))
+    for name, tensor in [*weights.items(), *buffers.items()]:
+        if name in weights:
+            tensor = nn.Parameter(tensor.detach(), requires_grad=rates[name] is not None)
+        owner, _, attribute = name.rpartition(".")
+        setattr(run.get_submodule(owner), attribute, tensor)
+    return run
+
+
+def _joined(tensors: list[torch.Tensor]) -> torch.Tensor:
+    return tensors[0] if len(tensors) == 1 else torch.cat(tensors)

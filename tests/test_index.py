@@ -33,7 +33,7 @@ def test_the_answer_figure(run_snippet, claim):
     for d, k in zip(dims, keys[Scale.NONE]):
         if d >= 64:
             claim.below(f"unscaled: keys in play under two at {d}", k, 2)
-    # "scaled rows start alike at every width": the answer's "about 40 of them in play"
+    # "scaled rows start alike at every width" (the caption)
     for d, k in zip(dims, keys[Scale.INV_SQRT]):
         claim.between(f"scaled: keys in play about 40 at {d}", k, 35, 45)
     # "rows divided by d_k drift towards uniform"
@@ -42,13 +42,20 @@ def test_the_answer_figure(run_snippet, claim):
     claim.above("1/d_k: keys in play at 512, nearly uniform", keys[Scale.INV][-1], 60)
 
 
-def test_how_wide_rows_start_depends_on_the_initialisation(run_snippet, claim):
-    """The answer: "PyTorch's default makes it a third as wide, GPT-2's small one nearly
-    uniform at small widths" (rows of 64 keys at d_k = 64, no factor)."""
+def test_how_wide_rows_start_depends_on_the_initialisation(run_snippet):
+    """The table under the figure: PyTorch's default initialisation gives a third of the unit
+    model's spread, exactly (components of variance 1/3)."""
     starts = run_snippet("index/answer.py").namespace["result"]["starts"]
-    unit, default, gpt2 = starts.values()
+    unit, default, _ = starts.values()
     assert default["spread"] == pytest.approx(unit["spread"] / 3)
-    claim.below("unit variance: keys in play", unit["keys"], 2)
-    claim.above("GPT-2 at d_model 128: keys in play, of 64", gpt2["keys"], 0.9 * 64)
-    claim.above("PyTorch's default: more keys in play than unit variance's", default["keys"] / unit["keys"], 2,
-                log=True)
+
+
+def test_the_short_answer(run_snippet, claim):
+    """includes/verdicts.md, section short: "softmax rows start neither peaked nor flat, however
+    wide the head": with 1/sqrt(d_k) the median row of 64 keys has more than two keys in play
+    (peaked: under two, the unscaled rows from d_k = 64 on) and fewer than 0.9 x 64 (flat: the
+    1/d_k rows' 60 at d_k = 512), at every head dimension of the figure."""
+    keys = run_snippet("index/answer.py").namespace["result"]["keys_in_play"][Scale.INV_SQRT]
+    for d, k in zip([8, 16, 32, 64, 128, 256, 512], keys):
+        claim.above(f"scaled: not peaked at {d}", k, 2, log=True)
+        claim.below(f"scaled: not flat at {d}", k, 0.9 * 64, log=True)

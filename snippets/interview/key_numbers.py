@@ -37,17 +37,18 @@ result = [numbers(d_k) for d_k in HEAD_DIMS]
 
 print(
     sdpa.markdown_table(
-        ["d_k", "std of q·k", "√d_k", "median gap", "e^gap", "median gap, default init",
-         "one-hot rows", "one-hot rows, default init", "keys in play: unit, default, scaled"],
-        [(r["d_k"], r["std"], r["sqrt_d_k"], r["median_gap"], r["weight_ratio"],
-          r["median_gap_default"], f"{r['one_hot']:.1%}", f"{r['one_hot_default']:.1%}",
+        ["d_k", "std of q·k (√d_k)", "median gap: unit, default", "e^gap, unit",
+         "one-hot rows: unit, default", "keys in play: unit, default, scaled"],
+        [(r["d_k"], f"{sdpa.fmt(r['std'])} ({sdpa.fmt(r['sqrt_d_k'])})",
+          f"{sdpa.fmt(r['median_gap'])}, {sdpa.fmt(r['median_gap_default'])}", r["weight_ratio"],
+          f"{r['one_hot']:.1%}, {r['one_hot_default']:.1%}",
           ", ".join(sdpa.fmt(r[k]) for k in ("keys_unit", "keys_default", "keys_scaled")))
          for r in result],
-        caption=f"Unit-variance q and k unless marked default init (PyTorch's nn.Linear: "
-        f"components of variance 1/3). Rows of {N_KEYS} keys, unscaled unless marked scaled. "
-        "The gap is the largest minus the smallest logit of a row, e^gap the weight ratio of the "
-        f"best key to the worst; one-hot: largest weight above {survey.ONE_HOT}; keys in play: "
-        "the median of e^entropy (64 for a uniform row). The same measurements appear on the "
-        "derivation and failure-modes pages.",
+        caption=f"Unit: unit-variance q and k; default: PyTorch's nn.Linear initialisation "
+        f"(components of variance 1/3). Rows of {N_KEYS} keys, unscaled unless marked scaled. "
+        "The gap is the largest minus the smallest logit of a row; e^gap is the weight ratio of "
+        f"the best key to the worst. One-hot: a largest weight above {survey.ONE_HOT}. Keys in "
+        "play: the median of e^entropy (64 for a uniform row). The same measurements appear on "
+        "the derivation and failure-modes pages.",
     )
 )

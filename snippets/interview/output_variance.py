@@ -3,9 +3,9 @@
 A head's output for one query is sum_j p_j v_j. With values of independent unit-variance
 components, each output component has variance sum_j p_j^2 (the weights are fixed by the
 query and keys, the values independent of them): 1/n for a uniform row over n keys, 1 for
-a one-hot row, never more. We take the survey's rows of 64 keys (``sdpa.survey``), draw
-values, and measure the variance of the output with and without the factor, beside the
-mean of sum_j p_j^2 that predicts it.
+a strictly one-hot row (one weight exactly 1), never more. We take the survey's rows of 64
+keys (``sdpa.survey``), draw values, and measure the variance of the output with and without
+the factor, beside the mean of sum_j p_j^2 that predicts it.
 """
 
 import torch
@@ -41,7 +41,7 @@ print(
           r["predicted"]) for r in result],
         caption=f"Rows of {N_KEYS} keys, {survey.N_ROWS:,} queries per head dimension, values "
         f"with {D_V} independent unit-variance components. The output variance lies between "
-        f"1/{N_KEYS} ≈ {1 / N_KEYS:.3f} (a uniform row) and 1 (a one-hot row) whatever the "
-        "logits.",
+        f"1/{N_KEYS} ≈ {1 / N_KEYS:.3f} (a uniform row) and 1 (a strictly one-hot row) whatever "
+        "the logits.",
     )
 )

@@ -114,7 +114,8 @@ class _PrimaryNav(html.parser.HTMLParser):
 
 def test_the_navigation_lists_the_pages_in_order_and_the_code_as_one_entry(built_site):
     """Every page's sidebar lists mkdocs.yml's entries in its order, each once; the Code
-    section is one entry, closed on the other pages and open on its own (issue 30)."""
+    section is one entry, closed on the other pages and open on its own (issue 30); the
+    evidence pages are one section of their own, closed on these pages (issue 38)."""
     import yaml
 
     from browser_support import _AnyTagLoader
@@ -126,7 +127,8 @@ def test_the_navigation_lists_the_pages_in_order_and_the_code_as_one_entry(built
         entries = _PrimaryNav((built_site / page).read_text()).entries
         assert len(entries) == len(titles) and all(  # (the notebook's title is its own: "Lab notebook: ...")
             shown.startswith(title) for (shown, _, _), title in zip(entries, titles)), (page, entries)
-        assert [(title, opened) for title, nested, opened in entries if nested] == [("Code", code_open)], page
+        assert [(title, opened) for title, nested, opened in entries if nested] == [
+            ("Evidence", False), ("Code", code_open)], page
 
 
 def test_a_training_snippet_links_the_loop_that_ran_it(tmp_path):

@@ -84,7 +84,10 @@ def test_a_whole_tier_starts_its_runs_before_collecting(monkeypatch):
 #: A session's driver: it starts the snippets' run as the harness does, on two pages whose
 #: snippets write their process id and wait, then waits itself, to be stopped.
 DRIVER = """
-import sys, time
+import signal, sys, time
+# Ctrl-C as a terminal delivers it, even where this test was started from a background job
+# (a shell's background job starts with SIGINT ignored, and its children inherit that).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import harness
 process = harness.start([sys.executable, "-m", "sitebuild.execute", "--store", sys.argv[1], "-f", sys.argv[2],
                          "--jobs", "2"])

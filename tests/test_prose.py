@@ -4,7 +4,8 @@ Measured on the built pages (what a reader reads, the sentences snippets print i
 each page's article, less its code, tables, math, figures and navigation, cut into
 sentences at a full stop, question or exclamation mark before a capital, and at the end of
 every block (paragraph, list item, heading, table cell, box title). On each core page the
-median sentence has at most 20 words and at most 5% of the sentences have more than 40.
+median sentence has at most 20 words and at most 5% of the sentences have more than 40; every
+page, core or evidence, holds at most 3,000 words of prose.
 
 Run it on a site you built: ``python tests/test_prose.py SITE [page ...]`` prints the
 figures of every page (``home``, ``derivation``, ...).
@@ -26,6 +27,10 @@ CORE = {"home": "", "derivation": "derivation", "failure-modes": "failure-modes"
         "temperature": "temperature", "qk-norm": "qk-norm", "practice": "practice",
         "interview": "interview"}
 MEDIAN, LONG, LONG_SHARE = 20, 40, 0.05
+#: The evidence pages (their own section of the navigation) keep their detail; every page, core
+#: or evidence, holds at most WORDS_PER_PAGE words of prose.
+EVIDENCE = {name: name for name in ("tuning", "transfer", "language-model", "limits", "row-designs", "field")}
+WORDS_PER_PAGE = 3000
 
 #: Elements whose text is not prose.
 SKIP = {"pre", "code", "table", "math", "svg", "figure", "script", "style", "nav", "button"}
@@ -106,6 +111,12 @@ def test_core_pages_read_at_about_twenty_words_a_sentence(built_site, name):
         f"(at most {LONG_SHARE:.0%}), {len(counts)} sentences")
 
 
+@pytest.mark.parametrize("name", sorted(CORE | EVIDENCE))
+def test_a_page_holds_at_most_three_thousand_words_of_prose(built_site, name):
+    words = sum(sentences(page_html(built_site, {**CORE, **EVIDENCE}[name])))
+    assert words <= WORDS_PER_PAGE, f"{name}: {words} words of prose (at most {WORDS_PER_PAGE})"
+
+
 def test_the_measure_splits_sentences_and_drops_what_is_not_prose():
     page = ("<nav><p>Skip this nav text entirely please.</p></nav><article><h1>A title of words</h1>"
             "<p>One two three four. Five six seven (eight nine) ten.</p>"
@@ -123,6 +134,7 @@ if __name__ == "__main__":
         folder = CORE.get(name, name)
         counts = sentences(page_html(site, folder))
         median, long = figures(counts)
-        mark = "" if median <= MEDIAN and long <= LONG_SHARE else "   <- over"
+        over = median > MEDIAN or long > LONG_SHARE or sum(counts) > WORDS_PER_PAGE
+        mark = "   <- over" if over else ""
         print(f"{name:16s} {len(counts):4d} sentences  median {median:4.1f}  over {LONG}: {long:5.1%}  "
               f"words {sum(counts):5d}{mark}")

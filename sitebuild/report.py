@@ -75,6 +75,13 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
         f"{s['failed']} failing at some offset, the smallest margin {s['min_margin']:.1f} standard deviations "
         f"over the offsets ({s['date']})." if (s := sweeps.get(profile)) else "no sweep recorded yet.")
         for profile in env.PROFILES]
+    # A profile's claims swept in parts (a page's tests at a time), until a sweep of them all.
+    lines += [f"- The {part['profile']} profile's claims of {part['pages']}: {part['tests']} claim tests at "
+              f"seed offsets {_offsets(part['offsets'])}, {part['failed']} failing, " + (
+                  f"{part['under']} of {part['claims']:,} recorded claims with a margin under three standard "
+                  f"deviations" if len(part["offsets"]) > 1 else "no margin yet (it needs two offsets or more)")
+              + "".join(f"; {note}" for note in part.get("notes", [])) + f" ({part['date']})."
+              for part in read("claims-parts.json").get("parts", [])]
     return "\n".join(lines + [
         f"- The last full build took {build['build_s'] / 60:.1f} minutes ({build['build_s']:,.0f} s) on "
         f"{build['cores']} cores, and its claims, reading its store, {build['claims_s']:,.0f} s more "

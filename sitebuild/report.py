@@ -79,7 +79,8 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
     lines += [f"- The {part['profile']} profile's claims of {part['pages']}: {part['tests']} claim tests at "
               f"seed offsets {_offsets(part['offsets'])}, {part['failed']} failing, " + (
                   f"{part['under']} of {part['claims']:,} recorded claims with a margin under three standard "
-                  f"deviations" if len(part["offsets"]) > 1 else "no margin yet (it needs two offsets or more)")
+                  f"deviations, the smallest {part['min_margin']:.1f}" if len(part["offsets"]) > 1
+                  else "no margin yet (it needs two offsets or more)")
               + "".join(f"; {note}" for note in part.get("notes", [])) + f" ({part['date']})."
               for part in read("claims-parts.json").get("parts", [])]
     return "\n".join(lines + [

@@ -73,7 +73,7 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
     lines = [f"- The {profile} profile's claims: " + (
         f"{s['tests']} claim tests swept at {len(s['offsets'])} seed offsets ({_offsets(s['offsets'])}), "
         f"{s['failed']} failing at some offset, the smallest margin {s['min_margin']:.1f} standard deviations "
-        f"over the offsets ({s['date']})." if (s := sweeps.get(profile)) else "no sweep recorded yet.")
+        f"over the offsets ({s['date']})." if (s := sweeps.get(profile)) else "no sweep of them all recorded yet.")
         for profile in env.PROFILES]
     # A profile's claims swept in parts (a page's tests at a time), until a sweep of them all.
     lines += [f"- The {part['profile']} profile's claims of {part['pages']}: {part['tests']} claim tests at "

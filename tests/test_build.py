@@ -180,7 +180,7 @@ def test_the_build_report_says_how_the_claims_were_swept_and_the_full_build_took
     assert "80 claim tests swept at 20 seed offsets (0–19), 0 failing at some offset" in text
     assert ("full profile's claims of temperature: 22 claim tests at seed offsets 0–2, 0 failing, 7 of 256 "
             "recorded claims with a margin under three standard deviations, the smallest 2.2") in text
-    assert "3.4 standard deviations" in text and "full profile's claims: no sweep recorded yet" in text
+    assert "3.4 standard deviations" in text and "full profile's claims: no sweep of them all recorded yet" in text
     assert "43.2 minutes (2,593 s) on 2 cores, and its claims, reading its store, 19 s more" in text
 
 

@@ -184,6 +184,25 @@ def test_the_build_report_says_how_the_claims_were_swept_and_the_full_build_took
     assert "43.2 minutes (2,593 s) on 2 cores, and its claims, reading its store, 19 s more" in text
 
 
+def test_the_claim_parts_on_record_are_the_sweeps_tables_they_name():
+    """bench/records/claims-parts.json, which the build report prints, says of each part what
+    the table ``claims_sweep.py`` wrote for it says: offsets, tests, failures, claims, claims
+    under 3 SD and the smallest margin (the first row of its margins, sorted smallest first)."""
+    records = REPO / "bench" / "records"
+    for part in json.loads((records / "claims-parts.json").read_text())["parts"]:
+        table = (records / part["table"]).read_text()
+        first, last = re.search(r"^Offsets: (\d+)(?:-(\d+))?\.", table, re.M).groups()
+        assert part["offsets"] == list(range(int(first), int(last or first) + 1)), part["table"]
+        tests, failed = map(int, re.search(r"^(\d+) claim tests; (\d+) failed", table, re.M).groups())
+        claims, under = (int(n.replace(",", "")) for n in
+                         re.search(r"^([\d,]+) recorded claims; (\d+) with", table, re.M).groups())
+        assert (part["tests"], part["failed"], part["claims"], part["under"]) == (tests, failed, claims, under)
+        if len(part["offsets"]) > 1:
+            margins = table.split("## Margins", 1)[1]
+            row = next(line for line in margins.splitlines() if line.startswith("| `tests/"))
+            assert part["min_margin"] == float(row.rstrip(" |").rsplit("|", 1)[1].split()[0]), part["table"]
+
+
 def test_the_build_report_page_carries_the_records(built_site):
     from html import unescape
 

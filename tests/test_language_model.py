@@ -108,9 +108,13 @@ def test_the_verdict_says_what_the_numbers_show(run_snippet):
 
 
 @pytest.mark.claims
+@pytest.mark.profiles("quick")
 def test_at_the_first_step_the_query_gradient_is_proportional_to_the_factor(run_snippet, claim):
     """Near-uniform rows: dL/dz does not depend on the factor s, dL/dq = s sum_j dL/dz_j k_j,
-    so |grad W_Q| / |grad W_V| moves by sqrt(d_head) from one rule to the next."""
+    so |grad W_Q| / |grad W_V| moves by sqrt(d_head) from one rule to the next. The page
+    prints what it moves by (kind (b)); this derived prediction keeps the quick build's line
+    near 1 at every seed offset. The full study is not swept at three offsets, so there it
+    is no claim (issue 36, item 2)."""
     result = run_snippet("language-model/training_curves.py").namespace["result"]
     start = {name: sum(c["start_ratio"]) / len(c["start_ratio"]) for name, c in result["rules"].items()}
     root = language_study().model.d_head ** 0.5
@@ -137,22 +141,9 @@ def test_every_best_lies_inside_what_was_measured():
     assert [p.u for p in spread_pairs(out)] == [-2, -1, 0, 1]
 
 
-@pytest.mark.claims
-@pytest.mark.profiles("full")
-def test_ties_at_narrow_starts_and_costs_from_a_spread_of_about_three(run_snippet, claim):
-    """The sentence the full build's verdict prints (stated before the full runs): without
-    the factor the model ties at the narrow starts (spreads 0.051 and 0.41: rows 1 and 0)
-    and ends higher from a spread of about 3 (3.3 and 26: rows -1 and -2), each interval at
-    the Bonferroni-corrected level."""
-    result = run_snippet("language-model/verdict.py")
-    assert result.namespace["CLAIM"] in result.output
-    pairs = {p.u: p for p in spread_pairs(run_language())}
-    for u in (-2, -1):
-        d = pairs[u].difference
-        claim.above(f"row {u} (spread {pairs[u].spread:.2g}): ends higher, the interval's low end",
-                    d.low, 0)
-    for u in (0, 1):
-        d = pairs[u].difference
-        claim.below(f"row {u} (spread {pairs[u].spread:.2g}): ties, the interval's low end", d.low, 0)
-        claim.above(f"row {u} (spread {pairs[u].spread:.2g}): ties, the interval's high end",
-                    d.high, 0)
+def test_the_first_step_line_says_what_the_seeds_show(run_snippet):
+    run = run_snippet("language-model/training_curves.py")
+    falls = run.namespace["first_step"](run.namespace["result"], language_study().model.d_head)
+    for pair, words in ((("none", "inv_sqrt"), "from no factor to 1/√d_k"),
+                        (("inv_sqrt", "inv"), "from 1/√d_k to 1/d_k")):
+        assert f"by √d_k {falls[pair].ratio()} {words}" in run.output

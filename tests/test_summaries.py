@@ -16,13 +16,15 @@ The rule, checkable on the Markdown: a summary's every block (paragraph, list it
   ``Evidence:`` line of links. Five words cannot hold a verdict.
 
 On the home page each claim is a ``###`` subsection headed by a question, holding one or more
-includes and one ``Evidence:`` line of links, and nothing else.
+includes, any snippets of its own that print what the build measured, and one ``Evidence:``
+line of links, and nothing else.
 """
 
 from __future__ import annotations
 
 import re
 
+import pytest
 
 from conftest import DOCS, REPO
 
@@ -92,9 +94,11 @@ def test_every_home_claim_is_a_question_a_verdict_included_and_a_link():
         assert heading.endswith("?"), f"a claim's heading is the claim as a question: {heading}"
         parts = blocks(body)
         includes = [b for b in parts if INCLUDE.match(b) and b.startswith('--8<-- "verdicts/')]
+        snippets = [b for b in parts if b.startswith("```") and check(b, "index") is None]
         evidence = [b for b in parts if b.startswith("Evidence: [")]
-        assert includes and len(evidence) == 1 and len(parts) == len(includes) + 1, (
-            f"{heading}: one or more verdict includes and one Evidence line, nothing else: {parts}")
+        assert includes and len(evidence) == 1 and len(parts) == len(includes) + len(snippets) + 1, (
+            f"{heading}: verdict includes, the page's own snippets (what this build measured) "
+            f"and one Evidence line, nothing else: {parts}")
         assert not own_words(evidence[0]), f"{heading}: the Evidence line holds only links"
 
 
@@ -109,7 +113,7 @@ def test_the_interview_says_nothing_in_its_own_words():
 
 
 def test_the_rule_itself():
-    assert check('--8<-- "verdicts/tuning.md:training"', "interview") is None
+    assert check('--8<-- "verdicts/tuning.md:identity"', "interview") is None
     assert check('--8<-- "interview/key_numbers.py"', "interview")
     assert check("**Does LayerNorm remove the need?**\nEvidence: [practice](practice.md).", "x") is None
     assert check("- “Gemma 2 ships QK-norm.” [Who uses what](qk-norm.md#who-uses-what).", "x") is None
@@ -135,3 +139,13 @@ def test_every_included_verdict_section_exists():
                       if not (REPO / "includes" / name).is_file()
                       or f"--8<-- [start:{part}]" not in (REPO / "includes" / name).read_text()})
     assert not missing, "verdict sections that do not exist yet:\n" + "\n".join(missing)
+
+
+@pytest.mark.pages("tuning.md", "index.md", "interview.md")
+def test_the_summaries_print_the_tuning_pages_reading(run_snippet):
+    """Home and interview print what the tuning page prints under its plane's table: one
+    function (``sdpa.tuning.unscaled_reading``), the same runs."""
+    page = run_snippet("tuning/plane_table.py").output
+    for snippet in ("index/training.py", "interview/training.py"):
+        said = run_snippet(snippet).namespace["result"]
+        assert said.startswith("Without the factor") and said in page, snippet

@@ -10,7 +10,7 @@ layers for |grad W_Q| / |grad W_V|, Frobenius norms).
 
 import sdpa
 from sdpa.language import RULE_LABELS, language_study, run_language
-from sdpa.stats import mean
+from sdpa.stats import mean, paired
 
 SETTINGS = ("none", "inv_sqrt", "inv", "qk_norm", "best")
 
@@ -36,7 +36,8 @@ def training_curves(study=None):
     return {"eval_steps": list(study.sweep((), (), ()).eval_steps), "rules": rules}
 
 
-result = training_curves()
+STUDY = language_study()
+result = training_curves(STUDY)
 
 
 print(sdpa.markdown_table(
@@ -48,6 +49,23 @@ print(sdpa.markdown_table(
     caption="The panels' numbers: the first step, and the mean over the last tenth of "
     "training, averaged over the confirmation seeds.",
 ))
+
+
+def first_step(result, d_head):
+    """From one rule to the next, how much the first step's |grad W_Q| / |grad W_V| falls, over
+    sqrt(d_k): paired by seed, as a ratio with its 95% t interval."""
+    start = {name: c["start_ratio"] for name, c in result["rules"].items()}
+    root = d_head**0.5
+    return {pair: paired(start[pair[0]], [x * root for x in start[pair[1]]], log=True)
+            for pair in (("none", "inv_sqrt"), ("inv_sqrt", "inv"))}
+
+
+falls = first_step(result, STUDY.model.d_head)
+print(f"At the first step, the ratio |∇W_Q| / |∇W_V| falls by √d_k "
+      f"{falls[('none', 'inv_sqrt')].ratio()} from no factor to 1/√d_k, and by √d_k "
+      f"{falls[('inv_sqrt', 'inv')].ratio()} from 1/√d_k to 1/d_k (d_k = "
+      f"{STUDY.model.d_head}; paired by seed, 95% t intervals over "
+      f"{len(result['rules']['none']['start_ratio'])} fresh seeds).\n")
 
 figure = sdpa.Figure(
     "lm-training-curves",

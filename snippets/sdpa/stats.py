@@ -84,6 +84,14 @@ class Interval:
         ``×2.50 [1.20, 5.10]``."""
         return f"×{math.exp(self.mean):.2f} [{math.exp(self.low):.2f}, {math.exp(self.high):.2f}]"
 
+    def compared(self) -> str:
+        """What an interval of log ratios of A over B says of A, in words the interval
+        decides, with the ratio: ``ends higher (×2.50 [1.20, 5.10])``, ``ends lower (…)``
+        or ``is not told apart (…)``."""
+        words = ("ends higher" if self.low > 0 else "ends lower" if self.high < 0
+                 else "is not told apart")
+        return f"{words} ({self.ratio()})"
+
 
 def t_interval(values, confidence: float = 0.95) -> Interval:
     """The two-sided t interval of the mean of ``values`` (at least two of them)."""

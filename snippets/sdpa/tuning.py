@@ -17,6 +17,29 @@ from sdpa.attention import Scale
 from sdpa.plane import Plane, plane_arm, run_plane
 from sdpa.recall import Arm, Optimizer, RecallExperiment, run_recalls
 from sdpa.runtime import memo
+from sdpa.stats import paired
+from sdpa.training import OPTIMIZER_LABELS
+
+# ------------------------------------------------------------------ what the factor buys
+
+
+def unscaled_reading(plane: Plane) -> str:
+    """The unscaled start against the 1/sqrt(d_k) default, per optimiser and head size, in
+    words the intervals of this build decide (fresh seeds, paired by seed, each rule at its
+    own best shared rate): the unscaled default, and where the whole grid was measured, the
+    best point of the u = 0 column (the unscaled start, its W_Q/W_K rate tuned)."""
+    lines = []
+    for (optimizer, d_k), r in run_plane(plane).items():
+        default = paired(r.confirm["none"], r.confirm["inv_sqrt"], log=True)
+        said = [f"the unscaled default {default.compared()}"]
+        if d_k in plane.grid_d_ks:
+            column = paired(r.confirm["column"], r.confirm["inv_sqrt"], log=True)
+            said.append(f"the best point of the u = 0 column {column.compared()}")
+        lines.append(f"- {OPTIMIZER_LABELS[optimizer]}, d_k = {d_k}: {'; '.join(said)}")
+    return ("Without the factor, against the 1/√d_k default (this build: "
+            f"{len(plane.confirm_seeds)} fresh seeds, paired by seed, 95% t intervals of the "
+            "ratio of the final losses):\n\n" + "\n".join(lines) + "\n")
+
 
 # ------------------------------------------------------------------ speed or capability
 

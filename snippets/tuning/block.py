@@ -3,13 +3,15 @@
 
 The same protocol as the one-head plane (``sdpa.plane.run_plane``): every point at every
 shared rate on the choice seeds, each rule's default and the best point rerun on fresh
-seeds. Where a head size's whole grid was measured, its plane is drawn.
+seeds. Where a head size's whole grid was measured, its plane is drawn. The list under the
+table reads the block without the factor against the scaled block.
 """
 
 import sdpa
 from sdpa.plane import run_plane, settings_table
 from sdpa.plots import draw_planes
 from sdpa.sizes import sizes
+from sdpa.tuning import unscaled_reading
 
 PLANE = sizes().block_plane
 
@@ -31,3 +33,5 @@ if PLANE.grid_d_ks:
     with figure as axes:
         draw_planes(axes, PLANE, result)
     print(figure.html)
+
+print(unscaled_reading(PLANE))

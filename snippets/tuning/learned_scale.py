@@ -83,3 +83,26 @@ print(
         f"final loss NaN or above {DIVERGED} times chance.",
     )
 )
+
+
+def reading(rows):
+    """Per optimiser and rate, where the learned scale ends against its start, in the runs
+    that did not diverge."""
+    lines = []
+    for r in (r for r in rows if r["learned"]):
+        kept = r["scale_ratio"][~r["diverged"]]
+        where = (f"{OPTIMIZER_LABELS[r['optimizer']]}, {r['steps_above']} grid "
+                 f"step{'s' if r['steps_above'] > 1 else ''} above the best rate")
+        if len(kept) == 0:
+            lines.append(f"- {where}: every run diverged")
+            continue
+        below = int((kept < 1).sum())
+        words = (f"below its start in all {len(kept)}" if below == len(kept) else
+                 f"above its start in {len(kept) - below} of {len(kept)}")
+        lines.append(f"- {where}: the learned scale ends {words} runs that did not diverge "
+                     f"(largest end ÷ start {kept.max().item():.3g})")
+    return lines
+
+
+print("Read off the table (this build):\n")
+print("\n".join(reading(result)) + "\n")

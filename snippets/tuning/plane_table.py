@@ -1,5 +1,6 @@
 """What the factor buys, read off the plane: each rule's default and the u = 0 column's best
-against the plane's best point on fresh seeds, and how wide the good region is.
+against the plane's best point on fresh seeds, how wide the good region is, and the unscaled
+start against the 1/sqrt(d_k) default (``sdpa.tuning.unscaled_reading``).
 
 The same runs as the plane figure (``sdpa.plane.run_plane``, memoised). Each setting
 (a rule's default, or the best point of the choice seeds) was rerun at its chosen shared
@@ -19,6 +20,7 @@ from sdpa.gpt import lr_sensitivity
 from sdpa.plane import SETTING_LABELS, run_plane, settings_table
 from sdpa.sizes import sizes
 from sdpa.training import OPTIMIZER_LABELS
+from sdpa.tuning import unscaled_reading
 
 PLANE = sizes().plane
 
@@ -80,3 +82,4 @@ def reading(planes):
 
 print("Read off the table (fresh seeds, 95% t intervals of the ratio to the best point):\n")
 print("\n".join(f"- {line}" for line in reading(result["planes"])) + "\n")
+print(unscaled_reading(PLANE))

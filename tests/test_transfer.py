@@ -56,7 +56,7 @@ def test_the_gradient_lines_say_what_the_intervals_show(gradients):
     rows, output = gradients
     for rule, r in rows.items():
         inside = r["interval"].low < r["factor_slope"] < r["interval"].high
-        assert (f"- {rule.label}: the slope of g is {r['slope']:+.2f} "
+        assert (f"- {rule.label}: the slope of G is {r['slope']:+.2f} "
                 f"[{r['interval'].low:+.2f}, {r['interval'].high:+.2f}]; the factor's own "
                 f"{r['factor_slope']:+g} lies {'inside' if inside else 'outside'}") in output
 

@@ -31,7 +31,7 @@ RULES = tuple(Scale)
 def transfer(plane):
     """Per optimiser and rule: the best rate at each d_k, its slopes and the predictions."""
     planes = run_plane(plane)
-    gradients = gradient_ratios(plane)  # SGD's step ratio g at initialisation, per rule and d_k
+    gradients = gradient_ratios(plane)  # SGD's step ratio G at initialisation, per rule and d_k
     rows = []
     for optimizer in plane.optimizers:
         rates = {rule: [best_rates(planes[(optimizer, d)], rule_step(rule, optimizer))
@@ -100,7 +100,7 @@ else:
             "with the 95% t interval of the choice seeds' own slopes; 'relative' divides by the "
             "1/√d_k rule's best rate first. Predicted: the relative slope if the best rate keeps "
             "W_Q and W_K's relative speed the same, or the logits' speed; under SGD, in brackets, "
-            "the same prediction from the gradient ratio g measured at initialisation instead "
+            "the same prediction from the gradient ratio G measured at initialisation instead "
             "of the factor's ratio (see the text).",
         )
     )

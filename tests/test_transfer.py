@@ -23,9 +23,9 @@ NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
 
 def test_the_predictions_follow_from_the_step_sizes():
     """Invariant W keeps W_Q and W_K's step: Adam's is the rate, SGD's the rate times kappa
-    (the rule's factor over 1/sqrt(d_k)); invariant L keeps the logits' step, kappa times the
+    (the rule's factor over 1/sqrt(d_k)); invariant Z keeps the logits' step, kappa times the
     weights'. A rule's best rate is then the 1/sqrt(d_k) head's divided by (its step per unit
-    rate); its exponent in d_k follows from kappa = d_k^a, checked here at two head sizes
+    rate); its exponent in d_k follows from kappa = d_k^alpha, checked here at two head sizes
     rather than by restating the formula."""
     kappa = {NONE: lambda d: d**0.5, SQRT: lambda d: 1.0, INV: lambda d: d**-0.5}
     step = {("adam", "weights"): lambda k: 1, ("sgd", "weights"): lambda k: k,

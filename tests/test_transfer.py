@@ -81,3 +81,13 @@ def test_the_lines_under_the_best_rates_say_what_the_intervals_show(run_snippet)
             assert f"the same {run.namespace['LABELS'][invariant]} ({value:+.2f})" in part, line
     moved = [o for o, (_, lo, hi) in run.namespace["serve"].items() if hi < 1 or lo > 1]
     assert ("Correction: one learning rate does not serve" in output) == bool(moved)
+
+
+def test_the_list_under_the_best_rates_is_printed_where_the_build_has_slopes(run_snippet):
+    """The page's 'in the full build, the list under the table': the list and the line on one
+    rate are printed exactly when the plane ran three head sizes; otherwise a note says why."""
+    output = run_snippet("transfer/best_rates.py").output
+    slopes = len(PLANE.d_ks) >= 3
+    assert ("Which predictions each measured slope's interval holds" in output) == slopes
+    assert ("Does one rate serve every head size?" in output) == slopes
+    assert ("So only the full build prints the table of best rates, the list" in output) != slopes

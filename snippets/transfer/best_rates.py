@@ -61,8 +61,10 @@ def transfer(plane):
 if len(PLANE.d_ks) < 3:  # the quick build measures one head size: no slope to fit
     result = []
     print('!!! note "Quick build: one head size"\n    This build measured the plane at '
-          f"d_k = {PLANE.d_ks[0]} alone; the slopes need three head sizes, which the full "
-          "build measures.\n")
+          f"d_k = {PLANE.d_ks[0]} alone. The slopes need three head sizes, which the full "
+          "build measures. So only the full build prints the table of best rates, the list "
+          "of the predictions each slope's interval holds, and the line on whether one rate "
+          "serves every head size.\n")
 else:
     result = transfer(PLANE)
     d_ks = list(PLANE.d_ks)

@@ -23,9 +23,9 @@ NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
 
 def test_the_predictions_follow_from_the_step_sizes():
     """Invariant W keeps W_Q and W_K's step: Adam's is the rate, SGD's the rate times kappa
-    (the rule's factor over 1/sqrt(d_k)); invariant L keeps the logits' step, kappa times the
+    (the rule's factor over 1/sqrt(d_k)); invariant Z keeps the logits' step, kappa times the
     weights'. A rule's best rate is then the 1/sqrt(d_k) head's divided by (its step per unit
-    rate); its exponent in d_k follows from kappa = d_k^a, checked here at two head sizes
+    rate); its exponent in d_k follows from kappa = d_k^alpha, checked here at two head sizes
     rather than by restating the formula."""
     kappa = {NONE: lambda d: d**0.5, SQRT: lambda d: 1.0, INV: lambda d: d**-0.5}
     step = {("adam", "weights"): lambda k: 1, ("sgd", "weights"): lambda k: k,
@@ -56,7 +56,7 @@ def test_the_gradient_lines_say_what_the_intervals_show(gradients):
     rows, output = gradients
     for rule, r in rows.items():
         inside = r["interval"].low < r["factor_slope"] < r["interval"].high
-        assert (f"- {rule.label}: the slope of g is {r['slope']:+.2f} "
+        assert (f"- {rule.label}: the slope of G is {r['slope']:+.2f} "
                 f"[{r['interval'].low:+.2f}, {r['interval'].high:+.2f}]; the factor's own "
                 f"{r['factor_slope']:+g} lies {'inside' if inside else 'outside'}") in output
 
@@ -81,3 +81,13 @@ def test_the_lines_under_the_best_rates_say_what_the_intervals_show(run_snippet)
             assert f"the same {run.namespace['LABELS'][invariant]} ({value:+.2f})" in part, line
     moved = [o for o, (_, lo, hi) in run.namespace["serve"].items() if hi < 1 or lo > 1]
     assert ("Correction: one learning rate does not serve" in output) == bool(moved)
+
+
+def test_the_list_under_the_best_rates_is_printed_where_the_build_has_slopes(run_snippet):
+    """The page's 'in the full build, the list under the table': the list and the line on one
+    rate are printed exactly when the plane ran three head sizes; otherwise a note says why."""
+    output = run_snippet("transfer/best_rates.py").output
+    slopes = len(PLANE.d_ks) >= 3
+    assert ("Which predictions each measured slope's interval holds" in output) == slopes
+    assert ("Does one rate serve every head size?" in output) == slopes
+    assert ("So only the full build prints the table of best rates, the list" in output) != slopes

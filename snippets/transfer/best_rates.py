@@ -31,7 +31,7 @@ RULES = tuple(Scale)
 def transfer(plane):
     """Per optimiser and rule: the best rate at each d_k, its slopes and the predictions."""
     planes = run_plane(plane)
-    gradients = gradient_ratios(plane)  # SGD's step ratio g at initialisation, per rule and d_k
+    gradients = gradient_ratios(plane)  # SGD's step ratio G at initialisation, per rule and d_k
     rows = []
     for optimizer in plane.optimizers:
         rates = {rule: [best_rates(planes[(optimizer, d)], rule_step(rule, optimizer))
@@ -61,8 +61,10 @@ def transfer(plane):
 if len(PLANE.d_ks) < 3:  # the quick build measures one head size: no slope to fit
     result = []
     print('!!! note "Quick build: one head size"\n    This build measured the plane at '
-          f"d_k = {PLANE.d_ks[0]} alone; the slopes need three head sizes, which the full "
-          "build measures.\n")
+          f"d_k = {PLANE.d_ks[0]} alone. The slopes need three head sizes, which the full "
+          "build measures. So only the full build prints the table of best rates, the list "
+          "of the predictions each slope's interval holds, and the line on whether one rate "
+          "serves every head size.\n")
 else:
     result = transfer(PLANE)
     d_ks = list(PLANE.d_ks)
@@ -100,7 +102,7 @@ else:
             "with the 95% t interval of the choice seeds' own slopes; 'relative' divides by the "
             "1/√d_k rule's best rate first. Predicted: the relative slope if the best rate keeps "
             "W_Q and W_K's relative speed the same, or the logits' speed; under SGD, in brackets, "
-            "the same prediction from the gradient ratio g measured at initialisation instead "
+            "the same prediction from the gradient ratio G measured at initialisation instead "
             "of the factor's ratio (see the text).",
         )
     )

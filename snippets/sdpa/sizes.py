@@ -1,16 +1,16 @@
 """How large every study is in the two profiles, written once.
 
 ``SDPA_PROFILE`` picks the profile (:func:`sdpa.runtime.profile`): ``quick`` is the default
-on a CPU (CI, ``mkdocs serve``, the tests), ``full`` the default on a GPU and what the
-published site is built with. :func:`sizes` returns the current profile's :class:`Sizes`;
+on a CPU or a GPU (CI, ``mkdocs serve``, the tests), ``full`` (``SDPA_PROFILE=full``) what
+the published site is built with. :func:`sizes` returns the current profile's :class:`Sizes`;
 every snippet takes its studies from it, so one snippet runs at either size. The language
 model's two sizes are :data:`sdpa.language.SIZES`, beside its study.
 
 What the full profile adds, and why:
 
 * five seeds where the quick build has two or three (the failure-modes ablation, the
-  temperature study, the QK-norm sweep), so that every spread it quotes is estimated on at
-  least five;
+  temperature study, the QK-norm sweep), and at least five fresh seeds for every tuned
+  setting it confirms (the choices themselves rest on three choice seeds);
 * the whole W_Q/W_K plane (5 x 7 points under Adam, 5 x 8 under SGD, w from -1: the
   unscaled start's best W_Q/W_K rate can be faster than the shared rate) at d_k = 16, 64 and
   256, where the quick build measures a 3 x 3 grid at d_k = 64 alone; seven shared rates

@@ -33,15 +33,15 @@ def predicted_lr_exponent(optimizer: Optimizer, rule: Scale, invariant: str,
 
     A rule's factor c is d_k^alpha times s = 1/sqrt(d_k) (alpha = 1/2 for none, -1/2 for
     1/d_k), and every rule starts W_Q and W_K from the same draw. One step at rate lr moves
-    W_Q and W_K by about lr under Adam (whatever their gradient's size) and by g lr under
-    SGD, g the ratio of their gradients to the 1/sqrt(d_k) head's; the logits, c/s times
+    W_Q and W_K by about lr under Adam (whatever their gradient's size) and by G lr under
+    SGD, G the ratio of their gradients to the 1/sqrt(d_k) head's; the logits, c/s times
     more sensitive to W_Q and W_K, move c/s times further. Keeping the weights' step fixed
-    gives the exponent 0 (Adam) or -slope(g) (SGD); keeping the logits' step fixed gives
-    -alpha (Adam) or -(alpha + slope(g)) (SGD).
+    gives the exponent 0 (Adam) or -slope(G) (SGD); keeping the logits' step fixed gives
+    -alpha (Adam) or -(alpha + slope(G)) (SGD).
 
-    If the loss's gradient at the logits did not depend on the factor, g would be c/s and
+    If the loss's gradient at the logits did not depend on the factor, G would be c/s and
     its slope alpha (the default). Saturation breaks that: ``gradient_slope`` takes the
-    measured slope of g against d_k instead (:func:`gradient_ratios`).
+    measured slope of G against d_k instead (:func:`gradient_ratios`).
     """
     if invariant not in INVARIANTS:
         raise ValueError(f"invariant must be one of {INVARIANTS}, not {invariant!r}")
@@ -89,7 +89,7 @@ GRADIENT_D_KS = (16, 64, 256)
 @memo
 def gradient_ratios(plane: Plane, d_ks: tuple[int, ...] = GRADIENT_D_KS,
                     n_batches: int = 8) -> dict[Scale, dict[int, torch.Tensor]]:
-    """g at initialisation: each rule's |grad W_Q| over the 1/sqrt(d_k) head's, from the same
+    """G at initialisation: each rule's |grad W_Q| over the 1/sqrt(d_k) head's, from the same
     weights and batches, at every d_k of ``d_ks``, on every seed of ``plane`` (choice and
     fresh): per seed, the ratio of the mean norms over ``n_batches`` batches."""
     seeds = (*plane.choose_seeds, *plane.confirm_seeds)
@@ -104,7 +104,7 @@ def gradient_ratios(plane: Plane, d_ks: tuple[int, ...] = GRADIENT_D_KS,
 
 
 def gradient_slope(ratios: dict[int, torch.Tensor]) -> tuple[float, Interval]:
-    """The slope of g against d_k: from the seeds' geometric mean, and its t interval over
+    """The slope of G against d_k: from the seeds' geometric mean, and its t interval over
     the seeds' own slopes."""
     d_ks = tuple(ratios)
     mean = slope(d_ks, [math.exp(ratios[d].log().mean().item()) for d in d_ks])

@@ -94,7 +94,8 @@ print(
         align="llrlrrrrr",
         caption=f"{n_seeds} seeds per arm. Entropies and ratios are means over seeds. Entropy is "
         f"in nats; a uniform row over {n_pairs} pairs has ln {n_pairs} ≈ {math.log(n_pairs):.2f}. "
-        f"Steps are the median over seeds, recorded every {ABLATION.record_every} steps, "
+        "Steps are the median over seeds, given when every seed got there, recorded every "
+        f"{ABLATION.record_every} steps, "
         f"{ABLATION.steps} steps in all. Chance loss is ln {n_values} ≈ {math.log(n_values):.2f}.",
     )
 )

@@ -2,7 +2,7 @@
 
 The same runs as the loss figure (``sdpa.ablation.run_ablation`` is memoised).
 Entropy is in nats, averaged over the batch; a uniform row over 8 pairs has ln 8, a
-one-hot row 0. It shows where each arm starts and that the scaled arms still become sharp.
+strictly one-hot row 0. It shows where each arm starts and that the scaled arms still become sharp.
 """
 
 import math

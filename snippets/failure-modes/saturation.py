@@ -49,7 +49,8 @@ print(
         caption=f"Rows of {N_KEYS} keys, {survey.N_ROWS:,} queries per head dimension. Largest "
         "weight and entropy are means over rows. Entropy is in nats; a uniform row has "
         f"ln {N_KEYS} = {math.log(N_KEYS):.2f}. Keys in play is the median of e^entropy: "
-        f"{N_KEYS} for a uniform row, 1 for a one-hot row. One-hot means a largest weight above "
+        f"{N_KEYS} for a uniform row, 1 for a strictly one-hot row. One-hot means a largest "
+        "weight above "
         f"{survey.ONE_HOT}. The last column is the median over all keys of {N_KEYS} times the "
         "key's weight; a uniform row gives 1.",
     )

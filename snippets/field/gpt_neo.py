@@ -75,7 +75,7 @@ result = gpt_neo_heads(generator)
 ARMS = {"hf": "no factor, all weights N(0, 0.02²): Hugging Face, from scratch",
         "mesh": "no factor, W_Q folded: Mesh TensorFlow, the released runs",
         "gpt2": "1/√d_k, all weights N(0, 0.02²): GPT-2 style",
-        "unit": "no factor, unit-variance q and k: the site's unscaled head"}
+        "unit": "no factor, unit-variance q and k, as the survey draws them (another draw)"}
 cells = {(r["model"], r["arm"]): r for r in result}
 
 

@@ -68,6 +68,6 @@ print(sdpa.markdown_table(
      ("seeds", f"choose the setting: {', '.join(map(str, r['choose_seeds']))}; "
                f"report it: {', '.join(map(str, r['confirm_seeds']))}")],
     align="ll",
-    caption="The language-model study as this build ran it. Adam (β = 0.9, 0.95), no weight "
+    caption="The language-model study as this build ran it. Adam (β₁, β₂ = 0.9, 0.95), no weight "
     "decay, the rate decaying to zero on a cosine, GPT-2 initialisation (std 0.02).",
 ))

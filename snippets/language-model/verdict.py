@@ -60,7 +60,8 @@ print(sdpa.markdown_table(
 
 words = "; ".join(f"{row['word']} at a spread of {row['spread']:.3g}" for row in r["rows"])
 if not r["turns"]:
-    turn = f"The comparison does not turn over these spreads: it {r['rows'][0]['word']} at each."
+    turn = (f"The comparison does not turn over these spreads: it {r['rows'][0]['word']} at each."
+            if len(r["rows"]) > 1 else "This build compared one spread, so nothing can turn.")
 else:
     turn = "The comparison turns " + "; and ".join(
         f"between a spread of {a:.3g} (it {x}) and {b:.3g} (it {y})"

@@ -126,7 +126,7 @@ def cell(spread, cap):
 print(
     sdpa.markdown_table(
         ["raw logit std", "largest weight: no cap, κ = 50, κ = 30",
-         *(f"{stat} ‖J‖_F, {name}" for stat in ("mean", "median")
+         *(f"{stat} ‖J_κ‖_F, {name}" for stat in ("mean", "median")
            for name in ("no cap", *(f"κ = {c:g}" for c in CAPS))),
          *(f"rows larger, κ = {c:g}" for c in CAPS)],
         [(s, ", ".join(sdpa.fmt(pick(s, c)["max_weight"]) for c in (None, *CAPS)),
@@ -134,7 +134,7 @@ print(
           *(pick(s, c)["jacobian_median"] for c in (None, *CAPS)),
           *(cell(s, c) for c in CAPS)) for s in TABLE_SPREADS],
         caption=f"{N_ROWS:,} rows of {N_KEYS} raw logits with the given standard deviation. "
-        "‖J‖_F = ‖∂p/∂z‖_F is the Frobenius norm of the Jacobian of the attention weights with "
+        "‖J_κ‖_F = ‖∂p/∂z‖_F is the Frobenius norm of the Jacobian of the attention weights with "
         "respect to the raw logits, before the cap. It is not the spectral norm ‖J‖₂ of the "
         "other pages. Every gradient that reaches W_Q and W_K passes through it. The last "
         "columns give the share of rows in which the cap makes it larger.",

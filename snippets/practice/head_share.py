@@ -2,7 +2,7 @@
 
 A multi-head layer adds its heads' outputs through W_O: y = sum_h W_O^h o_h, with no
 normalisation between heads. With values of independent unit-variance components, head h's
-output o_h = sum_j p_j v_j has per-component variance sum_j p_j^2 (1 for a one-hot row,
+output o_h = sum_j p_j v_j has per-component variance sum_j p_j^2 (1 for a strictly one-hot row,
 1/n for a uniform one), so a sharp head puts more variance into y than a soft one. We
 measure it after W_O, drawn as PyTorch's nn.Linear draws it, in two layers built from the
 survey's rows of 64 keys (``sdpa.survey``, unit-variance q and k):

@@ -39,7 +39,8 @@ print(
         [(QK_NORM_ARMS[name].label, r["first_mean"], r["final_mean"], r["final_min"])
          for name, r in result["arms"].items()],
         caption=f"Entropy in nats at learning rate {result['lr']:g}, over every head of both "
-        "layers and every seed. A uniform row over n keys has entropy ln n; a one-hot row has 0.",
+        "layers and every seed. A uniform row over n keys has entropy ln n; a strictly one-hot "
+        "row has 0.",
     )
 )
 

@@ -217,12 +217,14 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
             rows.append((OPTIMIZER_LABELS[optimizer], d_k, SETTING_LABELS[name], f"{point}",
                          f"{lr:.3g}" + ("" if r.interior(name) else " (edge)"), loss(r, name),
                          ratio(r, name)))
+    column = any(len(r.points) > 3 for r in results.values())
     return markdown_table(
         ["optimiser", "d_k", "setting", "point (u, w)", "shared rate",
          "final loss, geometric mean (min–max)", "over the best point, paired"], rows,
         align="lrllrrr",
-        caption=f"Each rule's default, the best point of the u = 0 column (no factor, unit-"
-        "variance start, its W_Q/W_K rate tuned) and the plane's best point, rerun on "
+        caption="Each rule's default, " + ("the best point of the u = 0 column (no factor, "
+        "unit-variance start, its W_Q/W_K rate tuned) " if column else "") + "and the "
+        "plane's best point, rerun on "
         f"{len(plane.confirm_seeds)} fresh seeds at the shared rate the "
         f"{len(plane.choose_seeds)} choice seeds chose. Last column: the setting's loss over "
         "the best point's, seed by seed, with a 95% t interval. (edge): the chosen rate, or "
@@ -282,7 +284,7 @@ def run_plane(plane: Plane) -> dict[tuple[Optimizer, int], PlaneResult]:
 #: (:func:`sdpa.language.logit_spread`), PyTorch's ``nn.Linear`` default (component
 #: variance 1/3, so sqrt(d_head) / 3) and unit variance (sqrt(d_head)).
 NAMED_SPREADS: tuple[tuple[str, float], ...] = (
-    ("GPT-2's init at this site's language model (d_model 128)", logit_spread(128, 64)),
+    ("GPT-2's init at the full build's language model (d_model 128)", logit_spread(128, 64)),
     ("GPT-2 small (d_model 768)", logit_spread(768, 64)),
     ("PyTorch's nn.Linear default", math.sqrt(64) / 3),
     ("unit variance", math.sqrt(64)),

@@ -80,7 +80,7 @@ class Rows:
 
     @property
     def effective_keys(self) -> torch.Tensor:
-        """exp(entropy): n for a uniform row over n keys, 1 for a one-hot row."""
+        """exp(entropy): n for a uniform row over n keys, 1 for a strictly one-hot row."""
         return self.entropy.exp()
 
     @property

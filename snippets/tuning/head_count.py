@@ -37,7 +37,7 @@ print(
          for h in HEADS],
         caption=f"d_model = {D_MODEL} split into h heads of d_k = {D_MODEL}/h, unit-variance q and "
         f"k, rows of {N_KEYS} keys ({survey.N_ROWS:,} per head size). Keys in play: median of "
-        "e^entropy over rows (64 for a uniform row, 1 for a one-hot row). Under 1/√d_k and "
-        "1/d_k no row is one-hot.",
+        "e^entropy over rows (64 for a uniform row, 1 for a strictly one-hot row). Under "
+        "1/√d_k and 1/d_k no row is one-hot.",
     )
 )

@@ -33,7 +33,8 @@ result = language_points(STUDY)
 figure = sdpa.Figure(
     "starting-spread-language",
     caption=f"The language model ({STUDY.steps} steps) on the same axis: pairs of its plane's "
-    "rows (each at its best W_Q/W_K rate) and the named spreads at the default rate. Above "
+    "rows (each at its best W_Q/W_K rate)"
+    + (" and the named spreads at the default rate" if STUDY.spreads else "") + ". Above "
     "zero: the model without the factor ends higher. Bars: 95% t intervals over the fresh "
     "seeds, paired by seed.",
     alt="The loss difference between the language model without and with the factor against "

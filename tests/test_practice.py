@@ -34,7 +34,9 @@ def test_folded_forward_identical_and_t5_unit_spread(run_snippet, claim):
 
 
 def test_folding_needs_the_optimiser_specific_learning_rate(run_snippet, claim):
-    result = run_snippet("practice/folded_training.py").namespace["result"]
+    run = run_snippet("practice/folded_training.py")
+    result = run.namespace["result"]
+    assert "Adam, retraces the reference bit for bit; SGD, retraces the reference bit for bit" in run.output
     assert list(result) == ["adam", "sgd"], "the rules in one order on the page: Adam, then SGD"
     for optimizer, r in result.items():
         arms = [r[name] for name in ("reference", "naive", "rule", "other")]

@@ -44,7 +44,7 @@ def test_differential_rows_sum_to_one_minus_lambda_and_cancel(run_snippet, claim
     assert lambda_init(0) == pytest.approx(0.2) and deep == 0.778
     for (_, lam), r in rows.items():
         assert r["row_sum_error"] < 1e-12, "every row sums to 1 - lambda"
-    s = "1/√d"
+    s = "1/√d_k"
     # 1024 rows: shares move by about 0.005, medians by about 3% (20 seed offsets)
     claim.near("negative share at lambda 0.2", rows[s, 0.2]["negative_share"], 0.13, tol=0.015)
     claim.near("negative share at the deep lambda", rows[s, deep]["negative_share"], 0.43, tol=0.015)

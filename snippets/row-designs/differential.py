@@ -1,7 +1,7 @@
 """Differential attention's rows at initialisation.
 
 A Differential Transformer head computes two softmax maps from two halves of its queries
-and keys, each scaled by 1/sqrt(d) with d the half's width, and subtracts the second,
+and keys, each scaled by 1/sqrt(d_k) with d_k the half's width, and subtracts the second,
 times lambda, from the first. lambda = exp(l_q1·l_k1) - exp(l_q2·l_k2) + lambda_init,
 its four vectors drawn from N(0, 0.1²), and lambda_init = 0.8 - 0.6 exp(-0.3 depth). At
 initialisation the two maps are independent: we measure the difference's rows (sum,
@@ -41,7 +41,7 @@ def lambdas(depth, generator):
 
 def differential_rows(generator):
     out = []
-    for label, scale in (("1/√d", 1 / math.sqrt(D)), ("none", 1.0)):
+    for label, scale in (("1/√d_k", 1 / math.sqrt(D)), ("none", 1.0)):
         z1, z2 = two_maps(scale, generator)
         for lam in [0.0, *(lambda_init(depth) for depth in DEPTHS)]:
             w = differential(z1, z2, lam)

@@ -47,7 +47,7 @@ result = rotary_spread(generator)
 print(
     sdpa.markdown_table(
         ["d_k", "offset", "std of q·R k (√d_k)", "largest norm change",
-         "q = k: mean q·R q / d_k (mean cos(offset θ_j))"],
+         "q = k: mean q·R q / d_k (mean cos(offset θ_m))"],
         [(r["d_k"], r["offset"], f"{sdpa.fmt(r['std_rotary'])} ({sdpa.fmt(math.sqrt(r['d_k']))})",
           f"{r['norm_change']:.1e}",
           f"{sdpa.fmt(r['same_mean'])} ({sdpa.fmt(r['same_predicted'])})") for r in result],

@@ -60,8 +60,9 @@ print(
           r["final_accuracy"])
          for name, r in (("fixed 1/√d_k", result["fixed"]), ("learned", result["learned"]))],
         caption=f"d_k = {result['d_k']}; both arms start at c = 1/√{result['d_k']} = "
-        f"{result['init_scale']:.4f}. Loss and accuracy after {result['steps'][-1]} steps, mean "
-        f"of {n_seeds} seeds.",
+        f"{result['init_scale']:.4f}. Loss, accuracy and the two \"× its start\" columns after "
+        f"{result['steps'][-1]} steps: arithmetic means of {n_seeds} seeds (the line below gives "
+        "geometric means, with intervals).",
     )
 )
 

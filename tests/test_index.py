@@ -14,8 +14,8 @@ def test_the_answer_figure(run_snippet, claim):
     result = run_snippet("index/answer.py").namespace["result"]
     assert result["d_k"] == 64
     weights, row_keys = result["weights"], result["row_keys"]
-    # "Without the factor two keys share nearly all the weight and the rest get a few hundredths
-    # at most" (the words were "almost none", under 1%: a margin under 3 over offsets 0-19)
+    # "Without the factor two keys share nearly all the weight and the rest share less than a
+    # tenth" (the words were "almost none", under 1%: a margin under 3 over offsets 0-19)
     none = weights[Scale.NONE]
     claim.above("unscaled row: the top two keys' weight", none[0] + none[1], 0.9)
     # (a bound on a weight, read on the weight's own scale: the log scale's spread comes from

@@ -48,7 +48,7 @@ CASES = {
     "iid": "independent, mean 0, variance 1",
     "mean": f"component mean {MEAN}",
     "within": f"components correlated within a vector, ω = {OMEGA}",
-    "paired": f"key j correlated with query j, ρ = {RHO_PAIR}",
+    "paired": f"key i correlated with query i, ρ = {RHO_PAIR}",
 }
 
 
@@ -79,7 +79,7 @@ result = measure_cases(generator)
 print(
     sdpa.markdown_table(
         ["case", "d_k", "mean of q·k", "predicted", "std of q·k", "predicted", "row spread",
-         "matched pair q_j·k_j"],
+         "matched pair q_i·k_i"],
         [
             (CASES[r["case"]], r["d_k"], r["mean"], r["predicted_mean"], r["std"],
              r["predicted_std"], r["row_spread"], r["matched_mean"])

@@ -66,7 +66,7 @@ LABELS = {"default": "`nn.Linear` default", "normal": "N(0, 1/d_model)",
 
 print(
     sdpa.markdown_table(
-        ["d_model", "d_k", "initialisation", "Var(q_i)", "std of q·k", "√d_k (unit model)",
+        ["d_model", "d_k", "initialisation", "Var(q_m)", "std of q·k", "√d_k (unit model)",
          "std of q·k/√d_k"],
         [
             (r["d_model"], r["d_k"], LABELS[r["init"]], r["q_component_var"], r["std_unscaled"],

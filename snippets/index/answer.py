@@ -63,7 +63,7 @@ figure = sdpa.Figure(
     caption=f"Left: one row of {N_KEYS} keys at d_k = {SHOWN_D_K}, its weights sorted from the "
     "largest (log scale), for each scale rule: the row is the survey's median one, unscaled. "
     "Without the factor two keys share nearly all the weight and the rest, the key the head "
-    "should learn to find among them, get a few hundredths at most; with 1/√d_k the weight is "
+    "should learn to find among them, share less than a tenth; with 1/√d_k the weight is "
     "spread over many keys. Right: the median number of keys in play (e^entropy) against d_k: "
     "unscaled rows lose keys as heads widen, scaled rows start alike at every width, rows "
     "divided by d_k drift towards uniform.",

@@ -30,8 +30,8 @@ def test_gpt_neo_logit_spread_follows_its_initialisation(run_snippet, claim):
     claim.near("2.7B, hf: as wide as the unit-variance head", hf["GPT-Neo 2.7B"]["logit_std"],
                rows["GPT-Neo 2.7B", "unit"]["logit_std"], rel=0.04)
     claim.below("125M, hf: no one-hot rows", hf["GPT-Neo 125M"]["one_hot"], 0.01)
-    claim.between("1.3B, hf: 'a quarter to a third' one-hot", hf["GPT-Neo 1.3B"]["one_hot"], 0.15, 0.40)
-    claim.between("2.7B, hf: one-hot share", hf["GPT-Neo 2.7B"]["one_hot"], 0.25, 0.45)
+    claim.between("1.3B, hf: one-hot share, 15% to 40%", hf["GPT-Neo 1.3B"]["one_hot"], 0.15, 0.40)
+    claim.between("2.7B, hf: one-hot share, 25% to 45%", hf["GPT-Neo 2.7B"]["one_hot"], 0.25, 0.45)
     for name in heads:
         assert rows[name, "mesh"]["one_hot"] == 0.0, "the folded init starts like a scaled head"
         claim.between(f"{name}, mesh: 'about 40 of 64 keys in play'", rows[name, "mesh"]["effective_keys"],

@@ -89,7 +89,8 @@ figure = sdpa.Figure(
     "the size of the Jacobian with respect to the raw logits, averaged over rows (solid) "
     "and for the median row (dashed), without a cap (grey) and with caps 50 and 30. Right: "
     "the share of rows in which the cap makes it larger. The mean says the cap shrinks the "
-    "gradient; the median row and the share say it usually grows it: without a cap the mean "
+    "gradient; from a spread of 20, the median row and the share say it usually grows it: "
+    "without a cap the mean "
     "is carried by the few rows whose top keys nearly tie.",
     alt="Left: log-scale curves against the logit spread. The uncapped mean stays above the capped "
     "means, but the uncapped median falls far below the capped medians from a spread of about 10."

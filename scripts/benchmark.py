@@ -33,6 +33,7 @@ Writes ``bench/results/benchmark.md`` and ``.json`` (git-ignored) and prints the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -275,14 +276,16 @@ def main() -> None:
                         "--seed-offset N`, the profile SDPA_PROFILE names) at these offsets (0,1 or 0-3)")
     parser.add_argument("--full", action="store_true", help="the full profile: a clean build, then its claims on "
                         "its store; writes bench/records/full-build.json")
+    parser.add_argument("--keep", metavar="DIR", type=Path, help="build into DIR and keep it (its store and site), "
+                        "instead of a folder deleted at the end: a long run's results outlive it")
     args = parser.parse_args()
     from sitebuild.execute import device
 
     results: dict = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, device "
                                 f"{device()}, profile {'full' if args.full else names.profile()}, "
                                 f"Python {platform.python_version()}"}
-    with tempfile.TemporaryDirectory(prefix="sdpa-benchmark-") as tmp:
-        root = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        root = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sdpa-benchmark-")))
         if args.full:
             full = {names.PROFILE: "full"}
             results["full_build"] = build(root / "site", root / "full-store", **full)

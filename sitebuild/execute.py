@@ -90,9 +90,9 @@ class Snippet:
 
 @dataclass
 class Plan:
-    """What a build (or a call) runs: a worker's job per page, the notebooks, and the keys."""
+    """What a build (or a call) runs: the pages' snippets, the notebooks, and the keys."""
 
-    jobs: dict[str, list[Snippet]]  # page -> its snippets, then those of the pages it hosts
+    jobs: dict[str, list[Snippet]]  # page -> its snippets, in order
     notebooks: dict[str, tuple[str, dict]]  # notebook page -> (its path, mkdocs-jupyter's arguments)
     code: str
     device: str
@@ -119,22 +119,6 @@ def snippets_of(markdown: str, page: str, bases: list[Path]) -> list[Snippet]:
         if path is not None and len(fence.titles) == 1:
             found.append(Snippet(page, fence.titles[0], path.read_text(encoding="utf-8")))
     return found
-
-
-def runs_with(markdown: str) -> str | None:
-    """The page a page's front matter names, ``runs_with: other.md`` (see :func:`jobs_of`)."""
-    found = re.match(r"\A---\n(?:.*\n)*?runs_with:\s*(\S+)\s*\n(?:.*\n)*?---\n", markdown)
-    return found.group(1) if found else None
-
-
-def jobs_of(snippets: dict[str, list[Snippet]], markdown: dict[str, str]) -> dict[str, list[Snippet]]:
-    """A worker's job per page: its snippets, then those of each page that ``runs_with`` it,
-    which so shares the studies the library memoises per process."""
-    jobs = {page: list(found) for page, found in snippets.items() if runs_with(markdown[page]) not in snippets}
-    for page, found in snippets.items():
-        if page not in jobs:
-            jobs[runs_with(markdown[page])] += found
-    return jobs
 
 
 def snippet_bases(config) -> list[Path]:
@@ -166,7 +150,7 @@ def plan(config, pages: list[str] | None = None) -> Plan:
     snippets = {name: found for name, text in markdown.items() if (found := snippets_of(text, name, bases))}
     books = {page: args for page, args in notebooks(config).items()
              if args[1].get("execute") and (not pages or page in pages)}
-    return Plan(jobs_of(snippets, markdown), books, code(), device(), store())
+    return Plan(snippets, books, code(), device(), store())
 
 
 # ---- one snippet's run ----------------------------------------------------------------
@@ -295,19 +279,18 @@ def _write(path: Path, data: bytes) -> None:
     partial.replace(path)
 
 
-def _page_job(snippets: list[tuple[Snippet, Path]], expected: str) -> float:
-    """A worker's job: each snippet of one page whose record is missing, in order (they
-    share what the library memoises per process), each record written as it is done."""
-    seconds = 0.0
-    for snippet, path in snippets:
-        if not path.exists():  # else another process has run it meanwhile
-            _unchanged(expected)
-            record, data = run(snippet)
-            _unchanged(expected)
-            _write(path.with_suffix(".pickle"), data)
-            _write(path, json.dumps(record).encode())
-            seconds += record["seconds"]
-    return seconds
+def _snippet_job(snippet: Snippet, path: Path, expected: str) -> float:
+    """A worker's job: one snippet whose record is missing, its record written when it is
+    done. A worker runs many such jobs, so what the library memoises per process is shared
+    by the snippets it runs."""
+    if path.exists():  # another process has run it meanwhile
+        return 0.0
+    _unchanged(expected)
+    record, data = run(snippet)
+    _unchanged(expected)
+    _write(path.with_suffix(".pickle"), data)
+    _write(path, json.dumps(record).encode())
+    return record["seconds"]
 
 
 def _notebook_job(notebook: str, kwargs: dict, path: Path, expected: str) -> float:
@@ -365,8 +348,10 @@ def preload(sources: list[str]) -> list[str]:
 
 class Run:
     """What the store lacks of a plan, running in ``jobs`` (``SDPA_JOBS``, one per core) worker
-    processes, the slowest pages first (never timed, then by their seconds last time), a line
-    as each page is done; a reader of the store waits for the record it needs (:meth:`wait`)."""
+    processes, a job per snippet (and per notebook), the slowest first (never timed, then by
+    their seconds last time), a line as each page is done; a reader of the store waits for
+    the record it needs (:meth:`wait`). The runs that several snippets share are split
+    between the workers that ask for them (``sdpa.runtime.each``)."""
 
     def __init__(self, plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print):
         stale = {page: [(snippet, path) for snippet in snippets if not (path := plan.record(snippet)).exists()]
@@ -381,35 +366,43 @@ class Run:
             self.seconds = json.loads((plan.folder / "seconds.json").read_text())
         except (OSError, ValueError):
             self.seconds = {}
-        order = sorted([*stale, *books], key=lambda page: (page in self.seconds, -self.seconds.get(page, 0)))
-        size = max(1, min(jobs or env.jobs() or len(os.sched_getaffinity(0)), len(order)))
+        # (page, name, snippet and its record) per job; a notebook's name is its page
+        todo = [(page, snippet.file, (snippet, path)) for page, found in stale.items() for snippet, path in found]
+        todo += [(page, page, None) for page in books]
+        todo.sort(key=lambda job: (job[1] in self.seconds, -self.seconds.get(job[1], 0)))
+        size = max(1, min(jobs or env.jobs() or len(os.sched_getaffinity(0)), len(todo)))
         say(f"Executing {sum(map(len, stale.values()))} snippet(s) of {len(stale)} page(s)"
             + (f" and {len(books)} notebook(s)" if books else "")
             + f" in {size} worker(s), into {plan.folder} ({len(plan.jobs) - len(stale)} page(s) there already)")
         context = multiprocessing.get_context("forkserver")
         if str(REPO) not in sys.path:  # workers import this package by name
             sys.path.append(str(REPO))
-        context.set_forkserver_preload(preload([s.source for todo in stale.values() for s, _ in todo]))
+        context.set_forkserver_preload(preload([s.source for found in stale.values() for s, _ in found]))
         self.pool = ProcessPoolExecutor(size, mp_context=context, initializer=_enter,
                                         initargs=(env.environment({env.STORE: str(plan.folder)}), os.getpid()))
         start, done = time.perf_counter(), []
+        left = {page: len(found) for page, found in stale.items()} | dict.fromkeys(books, 1)
+        took = dict.fromkeys(left, 0.0)
 
-        def said(page: str, what: str, future) -> None:  # as each page is done
+        def said(page: str, name: str, future) -> None:  # as each job is done, a line per page
             if future.exception() is None:
-                done.append(page)
-                self.seconds[page] = round(future.result(), 3)
-                say(f"  docs/{page}: {what} in {future.result():.1f} s ({len(done)} of {len(order)}, "
-                    f"{time.perf_counter() - start:.0f} s so far)")
+                self.seconds[name] = round(future.result(), 3)
+                took[page] += future.result()
+                left[page] -= 1
+                if not left[page]:
+                    done.append(page)
+                    what = "the notebook" if page in books else f"{len(stale[page])} snippet(s)"
+                    say(f"  docs/{page}: {what} in {took[page]:.1f} s ({len(done)} of {len(left)}, "
+                        f"{time.perf_counter() - start:.0f} s so far)")
 
-        for page in order:
-            if page in books:
+        for page, name, job in todo:
+            if job is None:
                 future = self.pool.submit(_notebook_job, *plan.notebooks[page], books[page], plan.code)
                 self.pending[books[page]] = future
             else:
-                future = self.pool.submit(_page_job, stale[page], plan.code)
-                self.pending.update({path: future for _, path in stale[page]})
-            what = "the notebook" if page in books else f"{len(stale[page])} snippet(s)"
-            future.add_done_callback(functools.partial(said, page, what))
+                future = self.pool.submit(_snippet_job, *job, plan.code)
+                self.pending[job[1]] = future
+            future.add_done_callback(functools.partial(said, page, name))
 
     def wait(self, path: Path) -> None:
         """Until the record ``path`` is written, if this run writes it (raising what its worker raised)."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import (DOCS, REPO, SNIPPETS, ahead, included_snippets, mkdocs_process, network_can_be_cut,
+from conftest import (REPO, SNIPPETS, ahead, included_snippets, mkdocs_process, network_can_be_cut,
                       page_includes, run_ahead)
 from sdpa import env
 from sitebuild.execute import die_with_parent
@@ -410,21 +410,23 @@ def test_serve_keeps_serving_and_shows_the_error(tmp_path):
     assert "boom.py, line 4" in terminal
 
 
-def test_a_page_split_off_another_runs_in_its_worker():
-    """Front matter ``runs_with: other.md`` puts a page's snippets in that page's worker job
-    (after its own), so the two share the studies the library memoises per process; the
-    transfer page reads the tuning page's sweeps. A page whose host is not run runs alone."""
-    from sitebuild.execute import Snippet, jobs_of, runs_with
+def test_one_page_s_snippets_run_in_several_workers_at_once(tmp_path):
+    """Each snippet is a job of its own: two snippets of one page, each waiting until the
+    other has started, finish only if two workers run them at once; the progress line
+    names the page once, when both are done."""
+    from sitebuild.execute import Plan, Snippet, code, run_plan
 
-    assert runs_with("---\n# why\nruns_with: tuning.md\n---\n\n# Title\n") == "tuning.md"
-    assert runs_with("# Title\n\nruns_with: tuning.md\n") is None
-    assert runs_with((DOCS / "transfer.md").read_text()) == "tuning.md"
-    t, x, o = (Snippet(page, name, "") for page, name in (("tuning.md", "t"), ("transfer.md", "x"), ("other.md", "o")))
-    snippets = {"tuning.md": [t], "transfer.md": [x], "other.md": [o]}
-    markdown = {"tuning.md": "# T\n", "transfer.md": "---\nruns_with: tuning.md\n---\n", "other.md": "# O\n"}
-    assert jobs_of(snippets, markdown) == {"tuning.md": [t, x], "other.md": [o]}
-    alone = {page: found for page, found in snippets.items() if page != "tuning.md"}
-    assert jobs_of(alone, markdown) == alone
+    wait = ("import os, time\nfrom pathlib import Path\nPath(r'{folder}', '{me}').touch()\n"
+            "for _ in range(600):\n    if Path(r'{folder}', '{other}').exists():\n        break\n"
+            "    time.sleep(0.05)\nelse:\n    raise TimeoutError('ran alone')\nprint(os.getpid())\n")
+    snippets = [Snippet("page.md", f"snippets/page/{me}.py", wait.format(folder=tmp_path, me=me, other=other))
+                for me, other in (("a", "b"), ("b", "a"))]
+    plan = Plan({"page.md": snippets}, {}, code(), "cpu", tmp_path / "store")
+    said = []
+    run_plan(plan, 2, say=said.append)
+    pids = {json.loads(plan.record(snippet).read_text())["output"] for snippet in snippets}
+    assert len(pids) == 2 and all(pid.strip().isdigit() for pid in pids), pids
+    assert [line for line in said if "docs/page.md" in line] == [said[-1]] and "2 snippet(s)" in said[-1]
 
 
 def test_the_workers_preload_the_heavy_modules_the_snippets_import():

@@ -15,7 +15,7 @@ import torch
 
 from sdpa.recall import (Optimizer, RecallExperiment, RecallHistory, RecallMetrics, run_recalls,
                          scale_arms)
-from sdpa.runtime import memo
+from sdpa.runtime import each, memo
 
 
 @dataclass(frozen=True)
@@ -43,11 +43,12 @@ class Ablation:
 @memo
 def run_ablation(ablation: Ablation) -> dict[tuple[Optimizer, int], RecallHistory]:
     """Every experiment of ``ablation``, keyed by (optimiser, d_k); the optimisers of one
-    d_k train as one ensemble."""
-    runs = {}
-    for d_k in ablation.d_ks:
-        experiments = tuple(ablation.experiment(opt, lr, d_k) for opt, lr in ablation.optimizers)
-        runs |= {(e.optimizer, d_k): h for e, h in zip(experiments, run_recalls(experiments))}
+    d_k train as one ensemble, the d_ks split between the processes that ask
+    (:func:`sdpa.runtime.each`)."""
+    calls = [(tuple(ablation.experiment(opt, lr, d_k) for opt, lr in ablation.optimizers),)
+             for d_k in ablation.d_ks]
+    runs = {(h.experiment.optimizer, h.experiment.d_k): h
+            for histories in each(run_recalls, calls) for h in histories}
     return {(opt, d_k): runs[(opt, d_k)] for opt, _ in ablation.optimizers for d_k in ablation.d_ks}
 
 

@@ -38,7 +38,7 @@ from sdpa.attention import Scale
 from sdpa.language import logit_spread
 from sdpa.recall import (Arm, Optimizer, RecallExperiment, member_lrs, recall_loss, recall_model,
                          run_recalls, schedule)
-from sdpa.runtime import memo
+from sdpa.runtime import each, memo
 from sdpa.stats import Interval, paired
 from sdpa.tables import markdown_table
 from sdpa.tasks import recall_batches
@@ -257,22 +257,22 @@ def _confirmation(plane: Plane, optimizer: Optimizer, d_k: int, name: str,
 @memo
 def run_plane(plane: Plane) -> dict[tuple[Optimizer, int], PlaneResult]:
     """Measure the plane at every (optimiser, d_k); choose on the choice seeds and confirm
-    on the fresh ones. One ensemble per d_k and stage. Memoised."""
-    out = {}
-    for d_k in plane.d_ks:
-        sweeps = run_recalls(tuple(plane.sweep(opt, d_k) for opt in plane.optimizers))
-        chance = math.log(sweeps[0].experiment.n_values)
-        losses = [final_loss(s.metrics, plane.last, chance) for s in sweeps]  # (points, lrs, seeds)
-        chosen = [_choose(plane, opt, d_k, loss) for opt, loss in zip(plane.optimizers, losses)]
-        confirms = run_recalls(tuple(
-            _confirmation(plane, opt, d_k, name, settings[name])
-            for opt, settings in zip(plane.optimizers, chosen) for name in SETTINGS))
-        confirmed = iter(final_loss(c.metrics, plane.last, chance)[0, 0] for c in confirms)
-        for opt, loss, settings in zip(plane.optimizers, losses, chosen):
-            out[(opt, d_k)] = PlaneResult(
-                optimizer=opt, d_k=d_k, points=plane.points(opt, d_k), lrs=plane.lrs(opt),
-                loss=loss, chance=chance, settings=settings,
-                confirm={name: next(confirmed) for name in SETTINGS})
+    on the fresh ones. One ensemble per (optimiser, d_k) and stage, split between the
+    processes that ask for the plane (:func:`sdpa.runtime.each`). Memoised."""
+    keys = [(opt, d_k) for d_k in plane.d_ks for opt in plane.optimizers]
+    sweeps = [s for (s,) in each(run_recalls, [((plane.sweep(*key),),) for key in keys])]
+    chance = math.log(sweeps[0].experiment.n_values)
+    losses = [final_loss(s.metrics, plane.last, chance) for s in sweeps]  # (points, lrs, seeds)
+    chosen = [_choose(plane, *key, loss) for key, loss in zip(keys, losses)]
+    confirms = each(run_recalls, [
+        (tuple(_confirmation(plane, *key, name, settings[name]) for name in SETTINGS),)
+        for key, settings in zip(keys, chosen)])
+    out = {key: PlaneResult(
+        optimizer=key[0], d_k=key[1], points=plane.points(*key), lrs=plane.lrs(key[0]), loss=loss,
+        chance=chance, settings=settings,
+        confirm={name: final_loss(c.metrics, plane.last, chance)[0, 0]
+                 for name, c in zip(SETTINGS, confirm)})
+        for key, loss, settings, confirm in zip(keys, losses, chosen, confirms)}
     return {(opt, d_k): out[(opt, d_k)] for opt in plane.optimizers for d_k in plane.d_ks}
 
 

@@ -16,7 +16,7 @@ from sdpa.ablation import final_loss
 from sdpa.attention import Scale
 from sdpa.plane import Plane, plane_arm, run_plane
 from sdpa.recall import Arm, Optimizer, RecallExperiment, run_recalls
-from sdpa.runtime import memo
+from sdpa.runtime import each, memo
 from sdpa.stats import paired
 from sdpa.training import OPTIMIZER_LABELS
 
@@ -90,8 +90,9 @@ class BudgetRun:
 @memo
 def run_budgets(study: BudgetStudy) -> dict[tuple[int, Optimizer, int, str], BudgetRun]:
     """Every (budget, optimiser, d_k, setting): re-tuned and confirmed. The plane's own
-    budget is read from :func:`sdpa.plane.run_plane`; each longer budget and d_k is one
-    ensemble per stage. Memoised."""
+    budget is read from :func:`sdpa.plane.run_plane`; each longer budget, d_k and optimiser
+    is one ensemble per stage, split between the processes that ask for the study
+    (:func:`sdpa.runtime.each`). Memoised."""
     p = study.plane
     out = {}
     for (optimizer, d_k), result in run_plane(p).items():
@@ -101,23 +102,28 @@ def run_budgets(study: BudgetStudy) -> dict[tuple[int, Optimizer, int, str], Bud
                 out[(p.steps, optimizer, d_k, name)] = BudgetRun(
                     lr=lr, choose_loss=result.log_loss[result.points.index(point)],
                     confirm=result.confirm[name], interior=result.interior(name))
-    for steps in study.budgets:
-        for d_k in study.d_ks:
-            keys = [(opt, name, arm, study.lrs(opt, d_k, name)) for opt in study.optimizers
-                    for name, arm in study.arms(opt, d_k).items()]
-            sweeps = run_recalls(tuple(p.experiment(opt, d_k, (arm,), lrs, p.choose_seeds, steps)
-                                       for opt, _, arm, lrs in keys))
-            chance = math.log(sweeps[0].experiment.n_values)
-            choose = [final_loss(s.metrics, p.last, chance)[0].log().mean(-1) for s in sweeps]
-            picks = [int(c.argmin()) for c in choose]
-            confirms = run_recalls(tuple(
-                p.experiment(opt, d_k, (arm,), (lrs[i],), p.confirm_seeds, steps)
-                for (opt, _, arm, lrs), i in zip(keys, picks)))
-            for (opt, name, _, lrs), c, i, confirm in zip(keys, choose, picks, confirms):
-                out[(steps, opt, d_k, name)] = BudgetRun(
-                    lr=lrs[i], choose_loss=c,
-                    confirm=final_loss(confirm.metrics, p.last, chance)[0, 0],
-                    interior=0 < i < len(c) - 1)
+    # one ensemble per (budget, d_k, optimiser) and stage: its settings' arms
+    groups = [(steps, d_k, opt) for steps in study.budgets for d_k in study.d_ks
+              for opt in study.optimizers]
+    keys = [(*group, name, arm, study.lrs(group[2], group[1], name)) for group in groups
+            for name, arm in study.arms(group[2], group[1]).items()]
+
+    def ensembles(seeds, rates):  # the experiments of each group, in the order of keys
+        ran = each(run_recalls, [(tuple(
+            p.experiment(opt, d_k, (arm,), rates(lrs, k), seeds, steps)
+            for k, (steps, d_k, opt, _, arm, lrs) in enumerate(keys)
+            if (steps, d_k, opt) == group),) for group in groups])
+        return [history for histories in ran for history in histories]
+
+    sweeps = ensembles(p.choose_seeds, lambda lrs, k: lrs)
+    chance = math.log(sweeps[0].experiment.n_values)
+    choose = [final_loss(s.metrics, p.last, chance)[0].log().mean(-1) for s in sweeps]
+    picks = [int(c.argmin()) for c in choose]
+    confirms = ensembles(p.confirm_seeds, lambda lrs, k: (lrs[picks[k]],))
+    for (steps, d_k, opt, name, _, lrs), c, i, confirm in zip(keys, choose, picks, confirms):
+        out[(steps, opt, d_k, name)] = BudgetRun(
+            lr=lrs[i], choose_loss=c, confirm=final_loss(confirm.metrics, p.last, chance)[0, 0],
+            interior=0 < i < len(c) - 1)
     return out
 
 

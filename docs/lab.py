@@ -136,9 +136,16 @@ display(HTML(figure.html))
 # The task: a sequence of 16 (key, value) pairs, then one of the keys; the answer is its
 # value. One attention head (d_model = d_k = 64, weights initialised so that q and k
 # components have unit variance), trained with Adam for 120 steps on fresh batches, five
-# seeds per arm. Each run is exactly [the site's training loop](../code/training/#train)
-# (`zero_grad`, `backward`, `step` on `torch.optim`); `sdpa.recall.run_recall` batches all
-# arms and seeds as one computation. The arms differ only in the factor c in softmax(c q·k).
+# seeds per arm. Every run goes through `train`,
+# [the site's training loop](../code/training/#train) (`zero_grad`, `backward`, `step` on
+# `torch.optim`), the same function the failure-modes ablation trains with.
+# `sdpa.recall.run_recall` hands it all arms and seeds at once, as one ensemble. A test of
+# the library checks, on a small setup, that an ensemble's runs match the same runs trained
+# one by one. The arms differ only in the factor c in softmax(c q·k).
+#
+# The setup is not the [training ablation](../failure-modes/#the-training-ablation)'s. That
+# ablation trains on 8 pairs with d_model = 32 for 200 steps, at d_k = 16, 64 and 256, with
+# both initialisations, and with plain SGD as well as Adam.
 
 # %%
 D_K = 64

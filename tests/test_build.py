@@ -203,6 +203,32 @@ def test_the_claim_parts_on_record_are_the_sweeps_tables_they_name():
             assert part["min_margin"] == float(row.rstrip(" |").rsplit("|", 1)[1].split()[0]), part["table"]
 
 
+def test_the_build_report_gives_each_studys_seeds_as_the_full_profile_has_them():
+    """"Quick and full builds": five seeds for the ablation, the temperature study, the QK-norm
+    sweep and the head-count split; three choice seeds and seven fresh ones for every tuned
+    setting of the recall task; three and eight for the language model's."""
+    from sdpa import language
+    from sdpa.sizes import SIZES
+
+    full = SIZES["full"]
+    for study in (full.ablation, full.temperature, full.qk_norm, full.head_count):
+        assert len(study.seeds) == 5, study
+    for plane in (full.plane, full.block_plane, full.spreads.plane, full.budgets.plane,
+                  full.learned_scale.plane):
+        assert (len(plane.choose_seeds), len(plane.confirm_seeds)) == (3, 7)
+        assert not set(plane.choose_seeds) & set(plane.confirm_seeds)
+    lm = language.SIZES["full"]
+    assert (len(lm.choose_seeds), len(lm.confirm_seeds)) == (3, 8)
+    text = " ".join((DOCS / "build-report.md").read_text().split())
+    for words in ("the failure-modes ablation, the temperature study and the QK-norm sweep on five "
+                  "seeds each, and the practice page's block split into more heads on five seeds",
+                  "Every tuned setting of the recall task is chosen on three seeds and confirmed on "
+                  "seven fresh ones",
+                  "The language model's settings are chosen on three seeds and confirmed on eight "
+                  "fresh ones"):
+        assert words in text, words
+
+
 def test_the_build_report_page_carries_the_records(built_site):
     from html import unescape
 

@@ -19,7 +19,11 @@ def test_key_numbers(run_snippet, claim):
     for d_k, r in rows.items():
         assert r["std"] == survey.spread(d_k)
         assert r["median_gap"] == survey.rows(d_k, 1.0).gap.median().item()
-        assert r["weight_ratio"] == math.exp(r["median_gap"])
+        # e^lead, the quantity the derivation's gap verdict (included above the table) names:
+        # the top key's lead over the runner-up, as derivation/top_lead.py measures it
+        top, second = survey.rows(d_k, 1.0).z.topk(2, -1).values.unbind(-1)
+        assert r["median_lead"] == (top - second).median().item()
+        assert r["weight_ratio"] == math.exp(r["median_lead"])
         claim.near(f"std sqrt(d_k) at {d_k}", r["std"], math.sqrt(d_k), rel=5 / math.sqrt(1000 * d_k))
         # "default init": components of variance 1/3, so every logit a third as wide, exactly
         assert r["median_gap_default"] == pytest.approx(r["median_gap"] / 3, rel=1e-12)

@@ -186,3 +186,31 @@ def test_a_failing_cell_fails_the_conversion(tmp_path):
     with pytest.raises(nbclient.exceptions.CellExecutionError, match="ZeroDivisionError"):
         convert.nb2html(str(broken), execute=True, kernel_name="python3",
                         allow_errors=plugin_config()["allow_errors"])
+
+
+def test_the_setup_text_says_how_the_lab_differs_from_the_ablation():
+    """Section 3's text: the lab's runs go through ``sdpa.training.train`` (run_recall's loop,
+    the ablation's too), and its setup differs from the failure-modes ablation's as it says."""
+    import inspect
+
+    from sdpa import ablation, recall
+    from sdpa.ablation import Ablation
+    from sdpa.sizes import SIZES
+
+    text = " ".join(line[2:] for line in NOTEBOOK.read_text().splitlines() if line.startswith("# "))
+    assert "is exactly" not in text
+    assert "train(ensemble" in inspect.getsource(recall.run_recalls)
+    assert "run_recalls(" in inspect.getsource(ablation.run_ablation)
+    for size in ("quick", "full"):  # the profiles differ in the ablation's seeds alone
+        study = SIZES[size].ablation
+        assert (study.n_pairs, study.d_model, study.steps, study.d_ks) == (8, 32, 200, (16, 64, 256))
+        assert [name for name, _ in study.optimizers] == ["adam", "sgd"]
+    assert Ablation().batch == 32
+    said = ("16 (key, value) pairs", "d_model = d_k = 64", "Adam for 120 steps",
+            "8 pairs with d_model = 32 for 200 steps, at d_k = 16, 64 and 256, with both "
+            "initialisations, and with plain SGD as well as Adam")
+    for words in said:
+        assert words in text, words
+    code = NOTEBOOK.read_text()
+    assert 'd_k=D_K, d_model=64, steps=120, batch=32' in code and "D_K = 64" in code
+    assert recall.RecallExperiment().n_pairs == 16 and 'optimizer="adam"' in code

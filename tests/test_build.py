@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import (REPO, SNIPPETS, ahead, included_snippets, mkdocs_process, network_can_be_cut,
+from conftest import (DOCS, REPO, SNIPPETS, ahead, included_snippets, mkdocs_process, network_can_be_cut,
                       page_includes, run_ahead)
 from sdpa import env
 from sitebuild.execute import die_with_parent

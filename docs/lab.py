@@ -84,12 +84,12 @@ display(Markdown(sdpa.markdown_table(
 # %% [markdown]
 # ## 2. Saturation: how many keys a row reads, and the softmax Jacobian
 #
-# For rows of 64 keys (`sdpa.survey`: 1,024 queries, the rows the failure-modes page
-# measures) we take the mean largest softmax weight and two sizes of the softmax Jacobian
-# diag(p) − p pᵀ, which multiplies every gradient flowing from the weights back to the
-# logits: its spectral norm (the largest gain in any one direction, at most 1/2, for a tie
-# between two keys) and its trace (the sum over all directions: 1 − 1/64 for a uniform row,
-# 0 for a strictly one-hot row, one weight exactly 1).
+# We take 1,024 rows of 64 keys (`sdpa.survey`), the rows the failure-modes page measures.
+# For each we read the largest softmax weight and two sizes of the softmax Jacobian
+# diag(p) − p pᵀ. That Jacobian multiplies every gradient on its way from the weights back
+# to the logits. Its spectral norm is the largest gain in any one direction: at most 1/2,
+# for a tie between two keys. Its trace sums over all directions: 1 − 1/64 for a uniform
+# row, 0 for a strictly one-hot row (one weight exactly 1).
 
 # %%
 saturation = []
@@ -175,9 +175,9 @@ with figure as ax:
 display(HTML(figure.html))
 
 # %% [markdown]
-# The table reads the runs at the budget: the loss after the last step (mean, and the lowest
-# and highest seed), and the step at which the slowest seed first got its loss below 0.5
-# ("not reached" if one never did within the 120 steps).
+# The table reads the runs at the budget. It gives the loss after the last step (the mean,
+# and the lowest and highest seed). It also gives the step at which the slowest seed first
+# got its loss below 0.5 ("not reached" if one never did within the 120 steps).
 
 # %%
 TARGET = 0.5

@@ -7,8 +7,8 @@ The same runs as the plane figure (``sdpa.plane.run_plane``, memoised). Each set
 rate on the fresh seeds; the ratio to the best point is paired seed by seed (a t interval
 on the difference of log losses). Sensitivity, as Wortsman et al. define it for learning
 rates: the mean over a line of the plane of min(L, L0) - L*, in nats, where L* is the
-line's best and L0 the loss at the start, along w (the W_Q/W_K rate) at the best point's u
-and along u (their starting scale) at its w.
+line's best and L0 the chance loss (about where every run starts), along w (the W_Q/W_K
+rate) at the best point's u and along u (their starting scale) at its w.
 """
 
 import math

@@ -295,7 +295,9 @@ def main() -> None:
                 "date": datetime.date.today().isoformat(), "profile": "full", "cores": os.cpu_count(),
                 "machine": results["machine"], "build_s": results["full_build"]["wall_s"],
                 "claims_s": results["full_claims"]["wall_s"], "reference_s": results["full_build"]["reference_s"],
-                "passed": results["full_build"]["returncode"] == results["full_claims"]["returncode"] == 0}, indent=1)
+                "passed": results["full_build"]["returncode"] == results["full_claims"]["returncode"] == 0,
+                # each job's seconds, which an empty store's build orders its jobs by
+                "seconds": json.loads((root / "full-store" / "seconds.json").read_text())}, indent=1)
                 + "\n")
         elif args.claims:
             for offset in parse_offsets(args.claims):

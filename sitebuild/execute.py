@@ -346,10 +346,22 @@ def preload(sources: list[str]) -> list[str]:
     return ["json", "numpy", "torch", "matplotlib"] if any(map(heavy.search, sources)) else ["json"]
 
 
+#: The last full build's record (``scripts/benchmark.py --full``): its seconds per job.
+LAST_FULL_BUILD = REPO / "bench" / "records" / "full-build.json"
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 class Run:
     """What the store lacks of a plan, running in ``jobs`` (``SDPA_JOBS``, one per core) worker
     processes, a job per snippet (and per notebook), the slowest first (never timed, then by
-    their seconds last time), a line as each page is done; a reader of the store waits for
+    their seconds last time in this store, else in the last full build's record), a line as
+    each page is done; a reader of the store waits for
     the record it needs (:meth:`wait`). The runs that several snippets share are split
     between the workers that ask for them (``sdpa.runtime.each``)."""
 
@@ -362,14 +374,13 @@ class Run:
         self.pages = {snippet.page for todo in stale.values() for snippet, _ in todo} | set(books)
         if not stale and not books:
             return
-        try:
-            self.seconds = json.loads((plan.folder / "seconds.json").read_text())
-        except (OSError, ValueError):
-            self.seconds = {}
+        self.seconds = _read_json(plan.folder / "seconds.json")
+        # an empty store (the publishing workflow's) orders its jobs by the last full build's
+        earlier = {**_read_json(LAST_FULL_BUILD).get("seconds", {}), **self.seconds}
         # (page, name, snippet and its record) per job; a notebook's name is its page
         todo = [(page, snippet.file, (snippet, path)) for page, found in stale.items() for snippet, path in found]
         todo += [(page, page, None) for page in books]
-        todo.sort(key=lambda job: (job[1] in self.seconds, -self.seconds.get(job[1], 0)))
+        todo.sort(key=lambda job: (job[1] in earlier, -earlier.get(job[1], 0)))
         size = max(1, min(jobs or env.jobs() or len(os.sched_getaffinity(0)), len(todo)))
         say(f"Executing {sum(map(len, stale.values()))} snippet(s) of {len(stale)} page(s)"
             + (f" and {len(books)} notebook(s)" if books else "")

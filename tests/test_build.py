@@ -455,6 +455,22 @@ def test_one_page_s_snippets_run_in_several_workers_at_once(tmp_path):
     assert [line for line in said if "docs/page.md" in line] == [said[-1]] and "2 snippet(s)" in said[-1]
 
 
+def test_an_empty_store_runs_the_last_full_build_s_slowest_jobs_first(tmp_path, monkeypatch):
+    """With nothing timed in its store, a build orders its jobs by the seconds the last full
+    build's record gives them (the publishing workflow starts from an empty store)."""
+    from sitebuild import execute
+
+    log = tmp_path / "order.txt"
+    snippets = [execute.Snippet("page.md", f"snippets/page/{name}.py",
+                                f"with open(r'{log}', 'a') as f:\n    f.write('{name}')\n") for name in "abc"]
+    record = tmp_path / "full-build.json"
+    record.write_text(json.dumps({"seconds": {"snippets/page/c.py": 9.0, "snippets/page/b.py": 3.0}}))
+    monkeypatch.setattr(execute, "LAST_FULL_BUILD", record)
+    execute.run_plan(execute.Plan({"page.md": snippets}, {}, execute.code(), "cpu", tmp_path / "store"), 1,
+                     say=lambda line: None)
+    assert log.read_text() == "acb"  # never timed first, then the slowest
+
+
 def test_the_workers_preload_the_heavy_modules_the_snippets_import():
     """The forkserver imports torch, numpy and matplotlib for the site's snippets (they use
     the library), and none of them for the throwaway sites above."""

@@ -5,7 +5,8 @@ Each point is the model without the factor, W_Q and W_K started d_k^(-u/4) times
 draw and learning at d_k^(-w/4) times the shared rate (``sdpa.language.run_language``);
 by the equivalence (under Adam) the 1/sqrt(d_k) default is the point (1, 1) and 1/d_k's
 is (2, 2). Each row's window starts around its diagonal point and widens while its best
-lies on an edge; the shared rate is not tuned again per row.
+lies on an edge, up to its reach; the shared rate is not tuned again per row. A line under
+the plane names every best that still lies on an edge of what was measured.
 """
 
 import sdpa
@@ -57,6 +58,27 @@ print(sdpa.markdown_table(
     "(0, 0), 1/√d_k's (1, 1), 1/d_k's (2, 2). ← each row's best point, ★ the plane's best, "
     "· not measured.",
 ))
+
+
+def edges(r):
+    """Each best that lies on an edge of what was measured: the shared rate at an end of
+    stage 1's window, a row's best w at an end of its row's window."""
+    end = {min(r["lrs"]): "lowest", max(r["lrs"]): "highest"}
+    found = [f"the shared rate {r['lr']:.2g} is the {end[r['lr']]} stage 1 measured"
+             ] if r["lr"] in end else []
+    for u, (_, w) in r["row_best"].items():
+        window = r["windows"][u]
+        if w in (window[0], window[-1]):
+            rate = "faster" if w == window[0] else "slower"
+            found.append(f"row {u}'s best, w = {w}, is the {rate} end of its window (w = "
+                         f"{window[0]} to {window[-1]}), so a {rate} W_Q/W_K rate was not measured")
+    return found
+
+
+at_edge = "; ".join(edges(r))
+print("**Edges.** " + (at_edge[0].upper() + at_edge[1:] + "." if at_edge else
+                       "Every best lies inside what was measured: the shared rate inside stage 1's "
+                       "window, each row's best w inside its row's window.") + "\n")
 print(sdpa.markdown_table(
     ["setting", "final held-out loss", "minus the best point's, paired"],
     [(c["label"], f"{c['loss'].mean():.3f} ± {c['loss'].std():.3f}", str(c["versus_best"]))

@@ -200,7 +200,7 @@ def test_the_setup_text_says_how_the_lab_differs_from_the_ablation():
     text = " ".join(line[2:] for line in NOTEBOOK.read_text().splitlines() if line.startswith("# "))
     assert "is exactly" not in text
     assert "train(ensemble" in inspect.getsource(recall.run_recalls)
-    assert "run_recalls(" in inspect.getsource(ablation.run_ablation)
+    assert "each(run_recalls, " in inspect.getsource(ablation.run_ablation)  # the ablation trains by it
     for size in ("quick", "full"):  # the profiles differ in the ablation's seeds alone
         study = SIZES[size].ablation
         assert (study.n_pairs, study.d_model, study.steps, study.d_ks) == (8, 32, 200, (16, 64, 256))

@@ -103,6 +103,10 @@ def test_the_verdict_says_what_the_numbers_show(run_snippet):
         assert (row["word"] == "ties") == (d.low <= 0 <= d.high)
         if row["word"] != "ties":
             assert (row["word"] == "ends higher") == (d.mean > 0)
+    out = run_language()  # the rows whose best w is an end of its window are flagged
+    for row in rows:
+        assert row["edge"] == [u for u in (row["u"], row["u"] + 1)
+                               if out.row_best[u][1] in (out.windows[u][0], out.windows[u][-1])]
     words = [row["word"] for row in sorted(rows, key=lambda row: row["spread"])]
     assert len(result["turns"]) == sum(a != b for a, b in zip(words, words[1:]))
 

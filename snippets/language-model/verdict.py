@@ -20,7 +20,12 @@ STUDY = language_study()
 
 def verdict(study):
     out = run_language(study)
+
+    def on_edge(u):  # the row's best w at an end of its window (a further w not measured)
+        return out.row_best[u][1] in (out.windows[u][0], out.windows[u][-1])
+
     rows = [{"u": p.u, "spread": p.spread, "w": (out.row_best[p.u][1], out.row_best[p.u + 1][1]),
+             "edge": [u for u in (p.u, p.u + 1) if on_edge(u)],
              "without": out.final(p.without).mean().item(),
              "scaled": out.final(p.scaled).mean().item(),
              "difference": p.difference, "word": p.word} for p in spread_pairs(out)]
@@ -46,19 +51,23 @@ def percent(level):
 print(sdpa.markdown_table(
     ["starting spread", "rows (u; best w of each)", "no factor", "1/√d_k, same weights",
      "difference (nats)", "without the factor it"],
-    [(f"{row['spread']:.3g}", f"{row['u']} and {row['u'] + 1}; w = {row['w'][0]}, {row['w'][1]}",
+    [(f"{row['spread']:.3g}", f"{row['u']} and {row['u'] + 1}; w = "
+      + ", ".join(f"{w}" + (" (edge)" if u in row["edge"] else "")
+                  for u, w in zip((row["u"], row["u"] + 1), row["w"])),
       f"{row['without']:.3f}", f"{row['scaled']:.3f}", str(row["difference"]), row["word"])
      for row in r["rows"]],
     align="rlrrrl",
     caption=f"Final held-out loss (mean over {r['seeds']} fresh seeds) of the model without the "
     "factor (row u) and of the 1/√d_k model from the same weights (row u + 1), each at its "
-    "best W_Q/W_K rate and the shared rate. Difference: without minus with, paired by seed, "
+    "best W_Q/W_K rate and the shared rate; (edge): that best w is an end of its row's "
+    "window. Difference: without minus with, paired by seed, "
     f"with a {percent(r['level'])} t interval"
     + (f", so that the {len(r['rows'])} intervals hold together at {percent(r['family'])} "
        "(Bonferroni)." if len(r["rows"]) > 1 else "."),
 ))
 
-words = "; ".join(f"{row['word']} at a spread of {row['spread']:.3g}" for row in r["rows"])
+words = "; ".join(f"{row['word']} at a spread of {row['spread']:.3g}" + "".join(
+    f" (row {u}'s best w on the edge of its window)" for u in row["edge"]) for row in r["rows"])
 if not r["turns"]:
     turn = (f"The comparison does not turn over these spreads: it {r['rows'][0]['word']} at each."
             if len(r["rows"]) > 1 else "This build compared one spread, so nothing can turn.")

@@ -150,8 +150,8 @@ def test_the_line_under_the_spreads_says_what_the_intervals_show(run_snippet):
 
 
 def test_the_line_under_the_budgets_says_what_the_intervals_show(run_snippet):
-    """Each setting's words at each budget follow from its interval against the best
-    point alone; the window and the settings come from the study."""
+    """Each setting's words at each budget (in its cell of the table) follow from its
+    interval against the best point alone; the window and the settings come from the study."""
     run = run_snippet("tuning/budgets.py")
     rows, budgets = run.namespace["result"], run.namespace["BUDGETS"]
     assert budgets[0] == PLANE.steps and list(budgets[1:]) == list(BUDGETS.budgets)
@@ -164,9 +164,10 @@ def test_the_line_under_the_budgets_says_what_the_intervals_show(run_snippet):
             words = ("some runs diverged" if ratio is None else "above the best point"
                      if ratio.low > 0 else "below the best point" if ratio.high < 0
                      else "not told apart")
-            label = (f"{OPTIMIZER_LABELS[row['optimizer']]}, d_k = {row['d_k']}, "
-                     f"{SETTING_LABELS[row['setting']]}, {steps} steps: {words}")
-            assert label in text, label
+            cells = next([c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
+                         if line.startswith(f"| {OPTIMIZER_LABELS[row['optimizer']]} | {row['d_k']} | "
+                                            f"{SETTING_LABELS[row['setting']]} |"))
+            assert cells[3 + list(budgets).index(steps)].endswith(f": {words}"), (row, steps, cells)
 
 
 @pytest.mark.claims
@@ -201,15 +202,17 @@ def test_every_confirmed_setting_is_reported(planes):
 
 
 def test_the_reading_says_what_the_intervals_show(run_snippet):
-    """The list under the plane's table classifies each default by its interval alone."""
+    """The table under the plane's settings classifies each default by its interval alone."""
     run = run_snippet("tuning/plane_table.py")
     planes = run.namespace["result"]["planes"]
-    for line, ((optimizer, d_k), r) in zip(run.namespace["reading"](planes), planes.items()):
+    for row, ((optimizer, d_k), r) in zip(run.namespace["reading"](planes), planes.items()):
+        assert row[:2] == (OPTIMIZER_LABELS[optimizer], d_k)
+        assert f"| {row[0]} | {d_k} | {row[2]} | {row[3]} |" in run.output, row
         for name in ("none", "inv_sqrt", "inv"):
             v = r.versus_best(name)
             label = SETTING_LABELS[name]
             above = v is None or v.low > 0
-            assert (f"{label} ×" in line or f"{label} (some" in line) == above, (line, name)
+            assert (f"{label} ×" in row[3] or f"{label} (some" in row[3]) == above, (row, name)
 
 
 def test_the_settings_table_marks_every_setting_on_an_edge(planes):

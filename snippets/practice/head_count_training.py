@@ -42,8 +42,7 @@ if STUDY is not None:
         picks = [result["best"][h, rule] for h in STUDY.heads]
         if len(set(picks)) == 1:
             return f"the best of the {len(STUDY.lrs)} rates is {picks[0]:g} at every head count"
-        return "the best rate moves with the head count (" + ", ".join(
-            f"{h} head{'s' * (h > 1)}: {lr:g}" for h, lr in zip(STUDY.heads, picks)) + ")"
+        return "the best rate moves with the head count (the last column)"
 
     print(f"\nWith the factor {says(Scale.INV_SQRT)}; without it, {says(Scale.NONE)}.\n")
 
@@ -56,14 +55,17 @@ if STUDY is not None:
 
     inside = [0 < STUDY.lrs.index(result["best"][h, Scale.INV_SQRT]) < len(STUDY.lrs) - 1
               for h in STUDY.heads]
-    ends = "; ".join(f"{h} head{'s' * (h > 1)}: " + " and ".join(
-        f"{sdpa.fmt(i.mean)} [{sdpa.fmt(i.low)}, {sdpa.fmt(i.high)}]" for i in ends_over_best(h))
-        for h in STUDY.heads)
     where = ("inside the grid at every head count" if all(inside) else "at an edge of the grid "
              "at " + ", ".join(str(h) for h, ok in zip(STUDY.heads, inside) if not ok) + " heads")
-    print(f"With the factor the best rate lies {where}. The loss at the grid's lowest and "
-          f"highest rate, minus the loss at the best one (paired by seed, mean and 95% t "
-          f"interval): {ends}.\n")
+    print(f"With the factor the best rate lies {where}.\n")
+    print(sdpa.markdown_table(
+        ["heads", f"loss at {STUDY.lrs[0]:g} minus at the best rate",
+         f"loss at {STUDY.lrs[-1]:g} minus at the best rate"],
+        [(h, *[f"{sdpa.fmt(i.mean)} [{sdpa.fmt(i.low)}, {sdpa.fmt(i.high)}]"
+               for i in ends_over_best(h)]) for h in STUDY.heads],
+        align="rrr",
+        caption="With the factor: each end of the grid against the best rate, paired by seed, "
+        "mean and 95% t interval."))
 else:
     result = None
     print("!!! note \"The full build decides it\"\n    This training study (160 small models) runs "

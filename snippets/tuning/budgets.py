@@ -43,22 +43,32 @@ def budgets(study):
 result = budgets(STUDY)
 
 
-def cell(at):
+def verdict(ratio):
+    """What the fresh seeds' interval says about a setting against the best point."""
+    if ratio is None:
+        return "some runs diverged"
+    if ratio.low > 0:
+        return "above the best point"
+    return "below the best point" if ratio.high < 0 else "not told apart"
+
+
+def cell(setting, at):
     text = f"{at['geomean']:.3g} at {at['lr']:.3g}" + ("" if at["interior"] else " (edge)")
-    if at["ratio"] is not None:
-        text += f", {at['ratio'].ratio()}"
-    return text
+    if setting == "best":
+        return text
+    ratio = f", {at['ratio'].ratio()}" if at["ratio"] is not None else ""
+    return f"{text}{ratio}: {verdict(at['ratio'])}"
 
 
 print(sdpa.markdown_table(
     ["optimiser", "d_k", "setting", *[f"{steps} steps" for steps in BUDGETS]],
     [(OPTIMIZER_LABELS[r["optimizer"]], r["d_k"], SETTING_LABELS[r["setting"]],
-      *[cell(r["at"][steps]) for steps in BUDGETS]) for r in result],
+      *[cell(r["setting"], r["at"][steps]) for steps in BUDGETS]) for r in result],
     align="lrl" + "r" * len(BUDGETS),
     caption="Each setting re-tuned at each budget: final loss (geometric mean over "
     f"{len(STUDY.plane.confirm_seeds)} fresh seeds) at the shared rate chosen for that budget, "
-    "and its ratio to the best point's on the same seeds with a 95% t interval. (edge): the "
-    "chosen rate is the window's first or last.",
+    "its ratio to the best point's on the same seeds with a 95% t interval, and what that "
+    "interval says. (edge): the chosen rate is the window's first or last.",
 ))
 
 
@@ -70,19 +80,3 @@ print(f"How this build re-tuned: at {', '.join(f'{b:,}' for b in STUDY.budgets)}
       f"grid steps of {', '.join(f'{k:+d}' for k in STUDY.shifts)} from the rate it had at "
       f"{STUDY.plane.steps} steps (a grid step is ×10^(1/{STUDY.plane.per_decade})), and kept "
       "its point (u, w).\n")
-
-
-def verdict(ratio):
-    """What the fresh seeds' interval says about a setting against the best point."""
-    if ratio is None:
-        return "some runs diverged"
-    if ratio.low > 0:
-        return "above the best point"
-    return "below the best point" if ratio.high < 0 else "not told apart"
-
-
-lines = [f"{OPTIMIZER_LABELS[r['optimizer']]}, d_k = {r['d_k']}, {SETTING_LABELS[r['setting']]}, "
-         f"{steps} steps: {verdict(r['at'][steps]['ratio'])}"
-         for r in result if r["setting"] != "best" for steps in BUDGETS]
-print("Each default against the best point at each budget (fresh seeds, 95% t interval of "
-      "the ratio):\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")

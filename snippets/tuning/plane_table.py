@@ -59,8 +59,8 @@ if result["region"]:
 def reading(planes):
     """Per (optimiser, d_k): which defaults (and, where the grid was measured, the u = 0
     column's best) the fresh seeds cannot tell from the best point, and how far above it
-    the others end (their t intervals)."""
-    lines = []
+    the others end (their t intervals): a row of the table under the settings."""
+    rows = []
     for (optimizer, d_k), r in planes.items():
         near, far = [], []
         column = ("column",) if len(r.points) > 3 else ()  # where the whole grid was measured
@@ -73,13 +73,14 @@ def reading(planes):
                 far.append(f"{label} ×{math.exp(v.low):.2g}–{math.exp(v.high):.2g}")
             else:
                 near.append(label)
-        lines.append(f"{OPTIMIZER_LABELS[optimizer]}, d_k = {d_k}: "
-                     + (f"{', '.join(near)} not told apart from the best point" if near else
-                        "every setting above the best point")
-                     + (f"; above it: {', '.join(far)}" if far else ""))
-    return lines
+        rows.append((OPTIMIZER_LABELS[optimizer], d_k, ", ".join(near) or "none",
+                     ", ".join(far) or "none"))
+    return rows
 
 
-print("Read off the table (fresh seeds, 95% t intervals of the ratio to the best point):\n")
-print("\n".join(f"- {line}" for line in reading(result["planes"])) + "\n")
+print(sdpa.markdown_table(
+    ["optimiser", "d_k", "not told apart from the best point", "above it (interval of the ratio)"],
+    reading(result["planes"]), align="lrll",
+    caption="Read off the settings table: fresh seeds, 95% t intervals of the ratio to the "
+    "best point."))
 print(unscaled_reading(PLANE))

@@ -42,9 +42,11 @@ if STUDY is not None:
         picks = [result["best"][h, rule] for h in STUDY.heads]
         if len(set(picks)) == 1:
             return f"the best of the {len(STUDY.lrs)} rates is {picks[0]:g} at every head count"
-        return "the best rate moves with the head count (the last column)"
+        return "the best rate moves with the head count (the table's last column)"
 
-    print(f"\nWith the factor {says(Scale.INV_SQRT)}; without it, {says(Scale.NONE)}.\n")
+    with_factor, without = says(Scale.INV_SQRT), says(Scale.NONE)
+    print(f"\nWith and without the factor, {with_factor}.\n" if with_factor == without else
+          f"\nWith the factor {with_factor}; without it, {without}.\n")
 
     def ends_over_best(heads):
         """Each end of the grid minus the scaled block's best rate: the loss difference,

@@ -361,9 +361,9 @@ class Run:
     """What the store lacks of a plan, running in ``jobs`` (``SDPA_JOBS``, one per core) worker
     processes, a job per snippet (and per notebook), the slowest first (never timed, then by
     their seconds last time in this store, else in the last full build's record), a line as
-    each page is done; a reader of the store waits for
-    the record it needs (:meth:`wait`). The runs that several snippets share are split
-    between the workers that ask for them (``sdpa.runtime.each``)."""
+    each page is done; a reader of the store waits for the record it needs (:meth:`wait`).
+    The runs that several snippets share are split between the workers that ask for them
+    (``sdpa.runtime.each``)."""
 
     def __init__(self, plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print):
         stale = {page: [(snippet, path) for snippet in snippets if not (path := plan.record(snippet)).exists()]

@@ -61,22 +61,22 @@ print(sdpa.markdown_table(
 
 
 def edges(r):
-    """Each best that lies on an edge of what was measured: the shared rate at an end of
-    stage 1's window, a row's best w at an end of its row's window."""
+    """Each best that lies on an edge of what was measured, a sentence each: the shared
+    rate at an end of stage 1's window, a row's best w at an end of its row's window."""
     end = {min(r["lrs"]): "lowest", max(r["lrs"]): "highest"}
-    found = [f"the shared rate {r['lr']:.2g} is the {end[r['lr']]} stage 1 measured"
+    found = [f"The shared rate {r['lr']:.2g} is the {end[r['lr']]} stage 1 measured."
              ] if r["lr"] in end else []
     for u, (_, w) in r["row_best"].items():
         window = r["windows"][u]
         if w in (window[0], window[-1]):
-            rate = "faster" if w == window[0] else "slower"
-            found.append(f"row {u}'s best, w = {w}, is the {rate} end of its window (w = "
-                         f"{window[0]} to {window[-1]}), so a {rate} W_Q/W_K rate was not measured")
+            side = "faster" if w == window[0] else "slower"
+            found.append(f"Row {u}'s best, w = {w}, is the {side} end of its window "
+                         f"(w = {window[0]} to {window[-1]}).")
     return found
 
 
-at_edge = "; ".join(edges(r))
-print("**Edges.** " + (at_edge[0].upper() + at_edge[1:] + "." if at_edge else
+at_edge = edges(r)
+print("**Edges.** " + (" ".join(at_edge) + " Nothing beyond an edge was measured." if at_edge else
                        "Every best lies inside what was measured: the shared rate inside stage 1's "
                        "window, each row's best w inside its row's window.") + "\n")
 print(sdpa.markdown_table(

@@ -66,8 +66,9 @@ print(sdpa.markdown_table(
        "(Bonferroni)." if len(r["rows"]) > 1 else "."),
 ))
 
-words = "; ".join(f"{row['word']} at a spread of {row['spread']:.3g}" + "".join(
-    f" (row {u}'s best w on the edge of its window)" for u in row["edge"]) for row in r["rows"])
+words = "; ".join(f"{row['word']} at a spread of {row['spread']:.3g}" + (
+    f" (row{'s' * (len(row['edge']) > 1)} {' and '.join(map(str, row['edge']))}: best w at the "
+    "window's edge)" if row["edge"] else "") for row in r["rows"])
 if not r["turns"]:
     turn = (f"The comparison does not turn over these spreads: it {r['rows'][0]['word']} at each."
             if len(r["rows"]) > 1 else "This build compared one spread, so nothing can turn.")

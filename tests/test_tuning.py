@@ -38,10 +38,10 @@ def test_the_design_is_what_the_page_says():
             for d_k in plane.d_ks:
                 points = plane.points(optimizer, d_k)
                 assert all(rule_step(rule, optimizer) in points for rule in Scale)
-    # "5 x 7 points under Adam and 5 x 8 under SGD, w from -1, seven rates, three choice
-    # seeds, seven fresh"
-    assert [len(full.points(o, 64)) for o in ("adam", "sgd")] == [35, 40]
-    assert {w for _, w in full.points("adam", 64)} == set(range(-1, 6))
+    # "5 x 8 points under each optimiser, w from -2 under Adam and -1 under SGD, seven
+    # rates, three choice seeds, seven fresh"
+    assert [len(full.points(o, 64)) for o in ("adam", "sgd")] == [40, 40]
+    assert {w for _, w in full.points("adam", 64)} == set(range(-2, 6))
     assert {w for _, w in full.points("sgd", 64)} == set(range(-1, 7))
     assert full.grid_d_ks == full.d_ks == (16, 64, 256) and full.rates == 7
     assert (len(full.choose_seeds), len(full.confirm_seeds)) == (3, 7)

@@ -137,7 +137,7 @@ SIZES: dict[str, LanguageStudy] = {
     "full": LanguageStudy(
         model=_model(128, 2, 64, 64, mlp_ratio=2), steps=750, batch=16, evals=15, held_out=64,
         rate_steps=(-3.5, -3, -2.5), rate_reach=(-4.5, -1.5), u_steps=(-2, -1, 0, 1, 2),
-        w_offsets=(-1, 0, 1), w_reach=3, choose_seeds=(0, 1, 2),
+        w_offsets=(-1, 0, 1), w_reach=5, choose_seeds=(0, 1, 2),
         confirm_seeds=(3, 4, 5, 6, 7, 8, 9, 10)),
 }
 

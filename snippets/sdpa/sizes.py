@@ -11,11 +11,11 @@ What the full profile adds, and why:
 * five seeds where the quick build has two or three (the failure-modes ablation, the
   temperature study, the QK-norm sweep), and at least five fresh seeds for every tuned
   setting it confirms (the choices themselves rest on three choice seeds);
-* the whole W_Q/W_K plane (5 x 8 points under each optimiser, w from -2 under Adam and -1
-  under SGD: the unscaled start's best W_Q/W_K rate can be faster than the shared rate) at d_k = 16, 64 and
-  256, where the quick build measures a 3 x 3 grid at d_k = 64 alone; seven shared rates
-  per point where it has three; choices on three seeds and confirmations on seven fresh
-  ones (quick: two and five);
+* the whole W_Q/W_K plane (5 x 8 points under each optimiser, w from -2 under Adam and
+  -1 under SGD: the unscaled start's best W_Q/W_K rate can be faster than the shared rate)
+  at d_k = 16, 64 and 256, where the quick build measures a 3 x 3 grid at d_k = 64 alone;
+  seven shared rates per point where it has three; choices on three seeds and
+  confirmations on seven fresh ones (quick: two and five);
 * the 4-head block's plane at d_k = 16 and 64 under both optimisers (quick: the rules'
   defaults at d_k = 16, Adam);
 * budgets of 600 and 3,000 steps, the shared rate re-tuned, at d_k = 64 under both

@@ -253,7 +253,8 @@ def markdown(results: dict) -> str:
                           if isinstance(run, dict) and "reference_s" in run) + "."]
     for key in ("build", "full_build"):
         if results.get(key):
-            lines += ["", f"Seconds per page, {key.replace('_', ' ')} (a page's snippets in one worker, in order):",
+            lines += ["", f"Seconds per page, {key.replace('_', ' ')} (the sum of its snippets' seconds; "
+                      "each snippet is a job of its own):",
                       "", "| page | seconds |", "| :-- | --: |"]
             lines += [f"| {page} | {seconds} |" for page, seconds in pages(results[key]).items()]
     for key in [key for key in results if key == "tests" or key.startswith("claims_")]:

@@ -38,12 +38,12 @@ def test_the_design_is_what_the_page_says():
             for d_k in plane.d_ks:
                 points = plane.points(optimizer, d_k)
                 assert all(rule_step(rule, optimizer) in points for rule in Scale)
-    # "5 x 8 points under each optimiser, w from -2 under Adam and -1 under SGD, seven
-    # rates, three choice seeds, seven fresh"
+    # "5 x 8 points under each optimiser, w from -2 to 5 under Adam and -1 to 6 under SGD,
+    # eight rates, three choice seeds, seven fresh"
     assert [len(full.points(o, 64)) for o in ("adam", "sgd")] == [40, 40]
     assert {w for _, w in full.points("adam", 64)} == set(range(-2, 6))
     assert {w for _, w in full.points("sgd", 64)} == set(range(-1, 7))
-    assert full.grid_d_ks == full.d_ks == (16, 64, 256) and full.rates == 7
+    assert full.grid_d_ks == full.d_ks == (16, 64, 256) and full.rates == 8
     assert (len(full.choose_seeds), len(full.confirm_seeds)) == (3, 7)
     # "3 x 3 points through the rules' defaults at d_k = 64, three rates on two seeds"
     assert quick.grid_d_ks == quick.d_ks == (64,)
@@ -53,7 +53,7 @@ def test_the_design_is_what_the_page_says():
     assert [rule_step(r, "adam") for r in Scale] == [(0, 0), (1, 1), (2, 2)]
     assert [rule_step(r, "sgd") for r in Scale] == [(0, 0), (1, 2), (2, 4)]
     block = SIZES["full"].block_plane
-    assert block.heads == 4 and block.grid_d_ks == (16, 64) and block.rates == 5
+    assert block.heads == 4 and block.grid_d_ks == (16, 64) and block.rates == 7
     assert [len(block.points(o, 64)) for o in ("adam", "sgd")] == [25, 35]
 
 

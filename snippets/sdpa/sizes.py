@@ -14,7 +14,7 @@ What the full profile adds, and why:
 * the whole W_Q/W_K plane (5 x 8 points under each optimiser, w from -2 under Adam and
   -1 under SGD: the unscaled start's best W_Q/W_K rate can be faster than the shared rate)
   at d_k = 16, 64 and 256, where the quick build measures a 3 x 3 grid at d_k = 64 alone;
-  seven shared rates per point where it has three; choices on three seeds and
+  eight shared rates per point where it has three; choices on three seeds and
   confirmations on seven fresh ones (quick: two and five);
 * the 4-head block's plane at d_k = 16 and 64 under both optimisers (quick: the rules'
   defaults at d_k = 16, Adam);
@@ -62,12 +62,12 @@ _QUICK_PLANE = Plane(d_ks=(64,), rates=3)
 _FULL_PLANE = Plane(
     grid_d_ks=(16, 64, 256), u_steps=(0, 1, 2, 3, 4),
     w_steps=(("adam", (-2, -1, 0, 1, 2, 3, 4, 5)), ("sgd", (-1, 0, 1, 2, 3, 4, 5, 6))),
-    rates=7,
+    rates=8,
     centres=(("adam", -5), ("sgd", -1)), choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
 #: The block learns best at lower shared rates than one head (its W_O and readout are wider)
 _FULL_BLOCK = Plane(
     heads=4, d_ks=(16, 64), grid_d_ks=(16, 64), u_steps=(0, 1, 2, 3, 4),
-    w_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=5,
+    w_steps=(("adam", (0, 1, 2, 3, 4)), ("sgd", (0, 1, 2, 3, 4, 5, 6))), rates=7,
     centres=(("adam", -6), ("sgd", -1)), choose_seeds=(0, 1, 2), confirm_seeds=tuple(range(3, 10)))
 
 SIZES: dict[str, Sizes] = {

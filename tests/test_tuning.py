@@ -17,6 +17,8 @@ from sdpa.sizes import SIZES, sizes
 from sdpa.stats import paired
 from sdpa.training import OPTIMIZER_LABELS
 
+from harness import DOCS
+
 PLANE = sizes().plane
 SPREADS = sizes().spreads
 BUDGETS = sizes().budgets
@@ -55,6 +57,15 @@ def test_the_design_is_what_the_page_says():
     block = SIZES["full"].block_plane
     assert block.heads == 4 and block.grid_d_ks == (16, 64) and block.rates == 7
     assert [len(block.points(o, 64)) for o in ("adam", "sgd")] == [25, 35]
+    # the setup boxes say these sizes (their prose once kept an old grid)
+    page = " ".join((DOCS / "tuning.md").read_text(encoding="utf-8").split())
+    for sentence in (r"The full build measures $5 \times 8$ points under each optimiser: $u$ "
+                     "from 0 to 4, $w$ from $-2$ to 5 under Adam and $-1$ to 6 under SGD. It runs "
+                     "eight shared rates", r"The full build measures $5 \times 5$ points under "
+                     r"Adam and $5 \times 7$ under SGD at $d_k = 16$ and 64, seven shared rates "
+                     "per point", r"The quick build measures $3 \times 3$ points through the "
+                     "rules' defaults at $d_k = 64$ alone, at three rates on two seeds"):
+        assert sentence in page, sentence
 
 
 def test_every_rule_is_a_point_of_the_plane_bit_for_bit(run_snippet):

@@ -69,10 +69,10 @@ def test_a_window_widens_only_while_its_best_is_on_an_edge():
     from sdpa.language import widened
 
     losses = {0: 3.0, 1: 2.0, 2: 1.0}
-    assert widened([0, 1, 2], losses, 1, (-3, 3)) == 3
-    assert widened([0, 1, 2], losses, 1, (-3, 2)) is None, "not past the reach"
-    assert widened([0, 1, 2], {0: 1.0, 1: 2.0, 2: 3.0}, 1, (-3, 3)) == -1
-    assert widened([0, 1, 2], {0: 2.0, 1: 1.0, 2: 3.0}, 1, (-3, 3)) is None
+    assert widened(losses, 1, (-3, 3)) == 3
+    assert widened(losses, 1, (-3, 2)) is None, "not past the reach"
+    assert widened({0: 1.0, 1: 2.0, 2: 3.0}, 1, (-3, 3)) == -1
+    assert widened({0: 2.0, 1: 1.0, 2: 3.0}, 1, (-3, 3)) is None
 
 
 @pytest.mark.claims

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import itertools
 import math
 import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from conftest import DOCS, REPO, SNIPPETS
 from sdpa import env, runtime
@@ -230,16 +233,75 @@ def test_batched_gpt_sweep_equals_separate_runs(monkeypatch, config):
 
 
 def test_a_sweep_in_parts_is_the_whole_sweep(monkeypatch):
-    """``run_gpt_in_parts`` (a seed and a few arms a part, so that workers can share a long
-    sweep) gives the records of the whole sweep, every field, bit for bit."""
+    """A sweep's parts (a seed and a few arms each, so that workers can share a long sweep),
+    trained one by one and joined, give the records of the whole sweep, every field, bit for
+    bit."""
     monkeypatch.setenv(env.DEVICE, "cpu")
     arms = tuple(GPTConfig(scale=scale, qk_init=a) for scale in (Scale.NONE, Scale.INV_SQRT)
                  for a in (1.0, 0.5, 0.25))
     sweep = GPTSweep(arms=arms, lrs=(1e-2, 3e-2), seeds=(0, 1), steps=4)
     whole = run_gpt.__wrapped__(sweep).records
-    parts = gpt.run_gpt_in_parts(sweep, members=4).records  # 2 seeds x 3 parts of 2 arms
+    parts = sweep.parts(members=4)
+    assert len(parts) == 6, "2 seeds x 3 parts of 2 arms"
+    parts = gpt.GPTHistory.joined(sweep, [run_gpt.__wrapped__(p) for p in parts]).records
     for field in dataclasses.fields(whole):
         assert torch.equal(getattr(whole, field.name).nan_to_num(), getattr(parts, field.name).nan_to_num()), field.name
+
+
+def _plain_calls(entry, monkeypatch) -> list[list[str]]:
+    """Each optimiser step's chain of library calls, from the one ``entry()`` makes down to
+    ``optimizer.step()``: the library's frames on the stack (the memo's plumbing,
+    ``sdpa/runtime.py``, is not a call a reader follows). Nothing comes from the store."""
+    monkeypatch.delenv(env.STORE, raising=False)
+    monkeypatch.setenv(env.DEVICE, "cpu")
+    library, plumbing = SNIPPETS / "sdpa", SNIPPETS / "sdpa" / "runtime.py"
+    chains: list[list[str]] = []
+
+    def hook(optimizer, args, kwargs):
+        frames = [f for f in inspect.stack(0) if Path(f.filename).is_relative_to(library)
+                  and Path(f.filename) != plumbing]
+        chains.append([f.function for f in reversed(frames)])
+
+    handle = register_optimizer_step_pre_hook(hook)
+    try:
+        entry()
+    finally:
+        handle.remove()
+    return chains
+
+
+@pytest.mark.parametrize("study", ["language", "plane", "spreads", "budgets", "ablation",
+                                   "recall", "gpt", "alone"])
+def test_a_study_reaches_the_optimizer_in_at_most_three_plain_calls(study, monkeypatch):
+    """The loop a reader sees is the loop that runs: from a figure's snippet, a study's
+    entry point reaches ``optimizer.step()`` through at most three plain calls, the last
+    of them :func:`sdpa.training.train` (tiny sizes; the same code as the pages')."""
+    from sdpa.ablation import Ablation, run_ablation
+    from sdpa.language import SIZES, run_language
+    from sdpa.plane import Plane, SpreadStudy, run_plane, run_spreads
+    from sdpa.temperature import train_alone
+    from sdpa.tuning import BudgetStudy, run_budgets
+
+    tiny_language = dataclasses.replace(SIZES["quick"], steps=2, batch=2, evals=1, held_out=2,
+                                        confirm_seeds=(1,))
+    tiny_plane = Plane(steps=4, d_ks=(16,), grid_d_ks=(), rates=1, choose_seeds=(0,),
+                       confirm_seeds=(1,), last=1, record_every=1)
+    tiny_recall = RecallExperiment(d_k=8, d_model=8, steps=2)
+    entry = {"language": lambda: run_language.__wrapped__(tiny_language),
+             "plane": lambda: run_plane.__wrapped__(tiny_plane),
+             "spreads": lambda: run_spreads.__wrapped__(SpreadStudy(
+                 tiny_plane, d_k=16, spreads=(1.0,), named=())),
+             "budgets": lambda: run_budgets.__wrapped__(BudgetStudy(
+                 tiny_plane, budgets=(6,), d_ks=(16,), shifts=(0,), settings=("none",))),
+             "ablation": lambda: run_ablation.__wrapped__(Ablation(d_ks=(16,), seeds=(0,),
+                                                                   steps=2, record_every=1)),
+             "recall": lambda: run_recall.__wrapped__(tiny_recall),
+             "gpt": lambda: run_gpt.__wrapped__(GPTSweep(steps=2)),
+             "alone": lambda: train_alone(tiny_recall, Arm(), seed=0)}[study]
+    chains = _plain_calls(entry, monkeypatch)
+    assert chains, "the study trained nothing"
+    for chain in chains:
+        assert len(chain) <= 3 and chain[-1] == "train", chain
 
 
 def test_text_sweep_member_equals_separate_run(monkeypatch):

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from sdpa.attention import Scale
 from sdpa.models import GPT, GPTConfig, qk_norm_bound
 from sdpa.runtime import device as default_device
-from sdpa.runtime import each, generator, memo, seeded
+from sdpa.runtime import generator, memo, seeded
 from sdpa.tasks import copy_batch, text_batch, text_corpus
 from sdpa.training import Ensemble, make_optimizer, member_losses, train, warmup_cosine
 
@@ -64,6 +64,18 @@ class GPTSweep:
     def eval_steps(self) -> tuple[int, ...]:
         """The steps before which the held-out loss is measured (the last: after training)."""
         return tuple(round(i * self.steps / self.evals) for i in range(self.evals + 1))
+
+    def parts(self, members: int = 10) -> list[GPTSweep]:
+        """The sweep in even parts: each seed alone, its arms in runs of at most ``members``
+        members (arms x learning rates). Members are independent and a seed's data does not
+        depend on the others, so the parts' histories, joined (:meth:`GPTHistory.joined`),
+        are the whole sweep's; a long sweep so comes in pieces that processes sharing the
+        store split between them (:func:`sdpa.runtime.each`)."""
+        count = math.ceil(len(self.arms) * len(self.lrs) / members)
+        size = math.ceil(len(self.arms) / count)  # arms per part, as even as they go
+        chunks = [self.arms[i:i + size] for i in range(0, len(self.arms), size)]
+        return [dataclasses.replace(self, arms=arms, seeds=(seed,))
+                for seed in self.seeds for arms in chunks]
 
 
 @dataclass(frozen=True)
@@ -101,6 +113,19 @@ class GPTHistory:
         i = self.sweep.lrs.index(lr)
         return self.records.map(lambda t: t[..., a, i, :])
 
+    @classmethod
+    def joined(cls, sweep: GPTSweep, parts: list[GPTHistory]) -> GPTHistory:
+        """The whole sweep's history from its parts' (:meth:`GPTSweep.parts`, in order)."""
+        per_seed = len(parts) // len(sweep.seeds)
+
+        def join(field: str) -> torch.Tensor:
+            seeds = [torch.cat([getattr(p.records, field) for p in parts[k:k + per_seed]], dim=-3)
+                     for k in range(0, len(parts), per_seed)]  # arms, then seeds
+            return torch.cat(seeds, dim=-1)
+
+        fields = [f.name for f in dataclasses.fields(GPTRecords)]
+        return cls(sweep, GPTRecords(**{f: join(f) for f in fields}))
+
 
 def gpt_model(config: GPTConfig, seed: int) -> GPT:
     """One member's model as it starts (GPT-2 initialisation from ``seed``)."""
@@ -124,7 +149,7 @@ def _batch(sweep: GPTSweep, config: GPTConfig, n: int, held_out: bool,
 def _draws(sweep: GPTSweep, config: GPTConfig) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Each step's batches, one per seed: inputs and targets (seeds, batch, context). A
     seed's data comes from a generator of its own, so it does not depend on which other
-    seeds the sweep holds (:func:`run_gpt_in_parts` relies on it)."""
+    seeds the sweep holds (:meth:`GPTSweep.parts` relies on it)."""
     data = [generator(sweep.data_seed + 7919 * (1 + s)) for s in sweep.seeds]
     for _ in range(sweep.steps):
         batches = [_batch(sweep, config, sweep.batch, False, g) for g in data]
@@ -231,27 +256,6 @@ def run_gpt(sweep: GPTSweep) -> GPTHistory:
     fields = [f.name for f in dataclasses.fields(GPTRecords)]
     return GPTHistory(sweep, GPTRecords(**{
         f: torch.stack([getattr(per_arm[arm], f) for arm in sweep.arms], dim=-3) for f in fields}))
-
-
-def run_gpt_in_parts(sweep: GPTSweep, members: int = 10) -> GPTHistory:
-    """:func:`run_gpt` of ``sweep`` in parts: each seed alone, its arms in runs of at most
-    ``members`` members (arms x learning rates), each part a memoised run of its own (the
-    same data and start as in the whole sweep, since members are independent), so that a
-    long sweep comes in even pieces that processes sharing the memo split between them."""
-    count = math.ceil(len(sweep.arms) * len(sweep.lrs) / members)
-    size = math.ceil(len(sweep.arms) / count)  # arms per part, as even as they go
-    chunks = [sweep.arms[i:i + size] for i in range(0, len(sweep.arms), size)]
-    calls = [(dataclasses.replace(sweep, arms=arms, seeds=(seed,)),)
-             for seed in sweep.seeds for arms in chunks]
-    parts = [h.records for h in each(run_gpt, calls)]
-    fields = [f.name for f in dataclasses.fields(GPTRecords)]
-
-    def joined(field: str) -> torch.Tensor:
-        seeds = [torch.cat([getattr(p, field) for p in parts[k:k + len(chunks)]], dim=-3)
-                 for k in range(0, len(parts), len(chunks))]  # arms, then seeds
-        return torch.cat(seeds, dim=-1)
-
-    return GPTHistory(sweep, GPTRecords(**{f: joined(f) for f in fields}))
 
 
 def lr_sensitivity(final_loss: torch.Tensor, initial_loss: float) -> float:

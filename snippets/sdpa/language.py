@@ -11,7 +11,7 @@ does at this width (d_k is the model's ``d_head``). A row is one starting spread
 (u, u) of each row is the rule whose default starts there.
 
 The study, in three stages, each split into even parts (a seed, at most ten members)
-that the build's workers share (:func:`sdpa.gpt.run_gpt_in_parts`):
+that the build's workers share (:meth:`sdpa.gpt.GPTSweep.parts`):
 
 1. **the shared rate**, tuned once: the unscaled and the 1/sqrt(d_k) defaults at every
    rate of the window on the choice seeds; the rate with the lowest mean log final loss
@@ -39,9 +39,9 @@ from dataclasses import dataclass
 import torch
 
 from sdpa.attention import Scale
-from sdpa.gpt import GPTHistory, GPTRecords, GPTSweep, run_gpt_in_parts
+from sdpa.gpt import GPTHistory, GPTRecords, GPTSweep, run_gpt
 from sdpa.models import GPTConfig
-from sdpa.runtime import memo, profile
+from sdpa.runtime import each, memo, profile
 from sdpa.stats import Interval, paired
 from sdpa.tasks import text_corpus
 
@@ -153,10 +153,12 @@ def spread_settings(name: str) -> tuple[str, str]:
     return f"{name}, no factor", f"{name}, 1/√d_k"
 
 
-def widened(window: list[float], losses: dict[float, float], step: float,
+def widened(losses: dict[float, float], step: float,
             reach: tuple[float, float]) -> float | None:
-    """The next point to measure: one ``step`` beyond the window's edge where its best lies,
-    while that stays within ``reach``; None when the best lies inside (or at the reach)."""
+    """The next point to measure beyond a window of ``losses`` (point -> loss): one ``step``
+    past the edge where the best lies, while that stays within ``reach``; None when the
+    best lies inside (or at the reach)."""
+    window = sorted(losses)
     best = min(window, key=losses.__getitem__)
     if best == window[0] and best - step >= reach[0]:
         return best - step
@@ -189,59 +191,51 @@ class LanguageResult:
         return self.plane[point].log().mean().item()
 
 
-def _log_final(history: GPTHistory, config: GPTConfig, lr: float) -> torch.Tensor:
-    return history.arm(config, lr).final_loss.log()
+@memo
+def run_language(study: LanguageStudy | None = None) -> LanguageResult:
+    """The three stages of the study (the current profile's by default). Each stage trains
+    its arms in even parts (:meth:`sdpa.gpt.GPTSweep.parts`) that the build's workers share
+    (:func:`sdpa.runtime.each`), and joins them (:meth:`sdpa.gpt.GPTHistory.joined`)."""
+    study = study or language_study()
 
-
-def _tune_rate(study: LanguageStudy) -> tuple[list[float], dict[float, torch.Tensor]]:
-    """Stage 1: the window of shared rates as measured, and each rate's (2,) mean log loss."""
-    arms = (study.defaults["none"], study.defaults["inv_sqrt"])
-    window, losses, new = list(study.rate_steps), {}, list(study.rate_steps)
+    # Stage 1: the shared rate. Both defaults at each rate 10^e, on the choice seeds.
+    defaults = (study.defaults["none"], study.defaults["inv_sqrt"])
+    rate_losses: dict[float, torch.Tensor] = {}  # e -> (2,) mean log final loss
+    new = list(study.rate_steps)
     while new:
-        lrs = tuple(10**e for e in new)
-        history = run_gpt_in_parts(study.sweep(arms, lrs, study.choose_seeds))
-        for e, lr in zip(new, lrs):
-            losses[e] = torch.stack([_log_final(history, c, lr).mean() for c in arms])
-        nxt = widened(window, {e: v.mean().item() for e, v in losses.items()}, 0.5,
+        sweep = study.sweep(defaults, tuple(10**e for e in new), study.choose_seeds)
+        history = GPTHistory.joined(sweep, each(run_gpt, [(p,) for p in sweep.parts()]))
+        for e in new:
+            rate_losses[e] = torch.stack([history.arm(c, 10**e).final_loss.log().mean()
+                                          for c in defaults])
+        nxt = widened({e: v.mean().item() for e, v in rate_losses.items()}, 0.5,
                       study.rate_reach)
         new = [] if nxt is None else [nxt]
-        window = sorted(window + new)
-    return window, losses
+    rate_steps = sorted(rate_losses)
+    rate_loss = torch.stack([rate_losses[e] for e in rate_steps], dim=1)
+    lr = 10 ** rate_steps[int(rate_loss.mean(0).argmin())]
 
-
-def _plane(study: LanguageStudy, lr: float) -> dict[tuple[int, int], torch.Tensor]:
-    """Stage 2: every row's window of w at the shared rate, widened until its best lies
-    inside (or the window reaches ``w_reach``): (u, w) -> (choose seeds,) final loss."""
-    plane: dict[tuple[int, int], torch.Tensor] = {}
+    # Stage 2: the plane at that rate. Each row u at w = u + each offset, on the choice seeds.
+    plane: dict[tuple[int, int], torch.Tensor] = {}  # (u, w) -> (choose seeds,) final loss
     new = [(u, u + k) for u in study.u_steps for k in study.w_offsets]
     while new:
         arms = tuple(study.point(u, w) for u, w in new)
-        history = run_gpt_in_parts(study.sweep(arms, (lr,), study.choose_seeds))
-        plane.update({p: history.arm(c, lr).final_loss for p, c in zip(new, arms)})
+        sweep = study.sweep(arms, (lr,), study.choose_seeds)
+        history = GPTHistory.joined(sweep, each(run_gpt, [(p,) for p in sweep.parts()]))
+        plane |= {p: history.arm(c, lr).final_loss for p, c in zip(new, arms)}
+        score = {p: loss.log().mean().item() for p, loss in plane.items()}
         new = []
         for u in study.u_steps:
-            window = sorted(w for i, w in plane if i == u)
-            losses = {w: plane[(u, w)].log().mean().item() for w in window}
-            w = widened(window, losses, 1, (u - study.w_reach, u + study.w_reach))
+            row = {w: value for (i, w), value in score.items() if i == u}
+            w = widened(row, 1, (u - study.w_reach, u + study.w_reach))
             new += [] if w is None else [(u, w)]
-    return plane
-
-
-@memo
-def run_language(study: LanguageStudy | None = None) -> LanguageResult:
-    """The three stages of the study (the current profile's by default)."""
-    study = study or language_study()
-    d = study.defaults
-    rate_steps, rate_losses = _tune_rate(study)
-    rate_loss = torch.stack([rate_losses[e] for e in rate_steps], dim=1)
-    lr = 10 ** rate_steps[int(rate_loss.mean(0).argmin())]
-    plane = _plane(study, lr)
     windows = {u: tuple(sorted(w for i, w in plane if i == u)) for u in study.u_steps}
-    score = {p: loss.log().mean().item() for p, loss in plane.items()}
     best = min(score, key=score.__getitem__)
     row_best = {u: min(((u, w) for w in windows[u]), key=score.__getitem__)
                 for u in study.u_steps}
-    confirmed = dict(d)
+
+    # Stage 3: the confirmation, on fresh seeds.
+    confirmed = dict(study.defaults)
     confirmed["best"] = study.point(*best)
     for u, point in row_best.items():
         confirmed[f"row {u}"] = study.point(*point)
@@ -250,8 +244,8 @@ def run_language(study: LanguageStudy | None = None) -> LanguageResult:
         without, scaled = spread_settings(name)
         confirmed[without] = study.point(u, 0)
         confirmed[scaled] = study.point(u, 0, Scale.INV_SQRT)
-    arms = tuple(dict.fromkeys(confirmed.values()))
-    confirm = run_gpt_in_parts(study.sweep(arms, (lr,), study.confirm_seeds))
+    sweep = study.sweep(tuple(dict.fromkeys(confirmed.values())), (lr,), study.confirm_seeds)
+    confirm = GPTHistory.joined(sweep, each(run_gpt, [(p,) for p in sweep.parts()]))
     return LanguageResult(
         study=study, lr=lr, rate_steps=tuple(rate_steps), rate_loss=rate_loss, plane=plane,
         windows=windows, best=best, row_best=row_best, confirmed=confirmed,

@@ -108,18 +108,18 @@ def run_budgets(study: BudgetStudy) -> dict[tuple[int, Optimizer, int, str], Bud
     keys = [(*group, name, arm, study.lrs(group[2], group[1], name)) for group in groups
             for name, arm in study.arms(group[2], group[1]).items()]
 
-    def ensembles(seeds, rates):  # the experiments of each group, in the order of keys
-        ran = each(run_recalls, [(tuple(
-            p.experiment(opt, d_k, (arm,), rates(lrs, k), seeds, steps)
-            for k, (steps, d_k, opt, _, arm, lrs) in enumerate(keys)
-            if (steps, d_k, opt) == group),) for group in groups])
-        return [history for histories in ran for history in histories]
+    def calls(seeds, rates):  # each group's experiments, one ensemble each, in keys' order
+        return [(tuple(p.experiment(opt, d_k, (arm,), rates(lrs, k), seeds, steps)
+                       for k, (steps, d_k, opt, _, arm, lrs) in enumerate(keys)
+                       if (steps, d_k, opt) == group),) for group in groups]
 
-    sweeps = ensembles(p.choose_seeds, lambda lrs, k: lrs)
+    ran = each(run_recalls, calls(p.choose_seeds, lambda lrs, k: lrs))
+    sweeps = [history for histories in ran for history in histories]
     chance = math.log(sweeps[0].experiment.n_values)
     choose = [final_loss(s.metrics, p.last, chance)[0].log().mean(-1) for s in sweeps]
     picks = [int(c.argmin()) for c in choose]
-    confirms = ensembles(p.confirm_seeds, lambda lrs, k: (lrs[picks[k]],))
+    ran = each(run_recalls, calls(p.confirm_seeds, lambda lrs, k: (lrs[picks[k]],)))
+    confirms = [history for histories in ran for history in histories]
     for (steps, d_k, opt, name, _, lrs), c, i, confirm in zip(keys, choose, picks, confirms):
         out[(steps, opt, d_k, name)] = BudgetRun(
             lr=lrs[i], choose_loss=c, confirm=final_loss(confirm.metrics, p.last, chance)[0, 0],

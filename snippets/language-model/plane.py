@@ -25,7 +25,8 @@ def plane(study):
             "rate_loss": out.rate_loss.exp().tolist(),
             "grid": {p: loss.log().mean().exp().item() for p, loss in out.plane.items()},
             "windows": out.windows, "spread": {u: study.spread(u) for u in study.u_steps},
-            "best": out.best, "row_best": out.row_best, "confirmed": confirmed}
+            "best": out.best, "row_best": out.row_best, "confirmed": confirmed,
+            "on_edge": [u for u in study.u_steps if out.on_edge(u)]}
 
 
 result = plane(STUDY)
@@ -66,12 +67,11 @@ def edges(r):
     end = {min(r["lrs"]): "lowest", max(r["lrs"]): "highest"}
     found = [f"The shared rate {r['lr']:.2g} is the {end[r['lr']]} stage 1 measured."
              ] if r["lr"] in end else []
-    for u, (_, w) in r["row_best"].items():
-        window = r["windows"][u]
-        if w in (window[0], window[-1]):
-            side = "faster" if w == window[0] else "slower"
-            found.append(f"Row {u}'s best, w = {w}, is the {side} end of its window "
-                         f"(w = {window[0]} to {window[-1]}).")
+    for u in r["on_edge"]:
+        (_, w), window = r["row_best"][u], r["windows"][u]
+        side = "faster" if w == window[0] else "slower"
+        found.append(f"Row {u}'s best, w = {w}, is the {side} end of its window "
+                     f"(w = {window[0]} to {window[-1]}).")
     return found
 
 

@@ -21,11 +21,8 @@ STUDY = language_study()
 def verdict(study):
     out = run_language(study)
 
-    def on_edge(u):  # the row's best w at an end of its window (a further w not measured)
-        return out.row_best[u][1] in (out.windows[u][0], out.windows[u][-1])
-
     rows = [{"u": p.u, "spread": p.spread, "w": (out.row_best[p.u][1], out.row_best[p.u + 1][1]),
-             "edge": [u for u in (p.u, p.u + 1) if on_edge(u)],
+             "edge": [u for u in (p.u, p.u + 1) if out.on_edge(u)],
              "without": out.final(p.without).mean().item(),
              "scaled": out.final(p.scaled).mean().item(),
              "difference": p.difference, "word": p.word} for p in spread_pairs(out)]

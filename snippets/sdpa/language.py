@@ -190,6 +190,11 @@ class LanguageResult:
         """A plane point's mean log final loss over the choice seeds (what chooses)."""
         return self.plane[point].log().mean().item()
 
+    def on_edge(self, u: int) -> bool:
+        """Whether row u's best w is an end of its row's window (a further w not measured)."""
+        window = self.windows[u]
+        return self.row_best[u][1] in (window[0], window[-1])
+
 
 @memo
 def run_language(study: LanguageStudy | None = None) -> LanguageResult:

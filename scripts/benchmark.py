@@ -10,16 +10,23 @@ average is recorded):
     python scripts/benchmark.py --claims 0,1   # the claim tests at seed offsets 0 and 1
     python scripts/benchmark.py --full         # the full profile: a clean build, then its claims
                                                # on the same store (about an hour on 2 cores)
+    python scripts/benchmark.py --publish      # the publishing workflow's steps, as written, on a
+                                               # clean clone of HEAD in a fresh environment
 
 Every timing starts from an empty store (``SDPA_STORE``, a fresh folder), as on a fresh
 clone, except the rows that say they read one: the build again on the store the clean build
 filled (what ``mkdocs build`` costs once nothing changed), the suite after that build (the
 contributor's loop), and the full profile's claims, which read the full build's store (one
-computation, as the publishing workflow does). ``--full`` also writes the committed record
-``bench/records/full-build.json`` that the *Build report* page reads.
+computation, as the publishing workflow does). ``--publish`` runs that workflow's build job
+itself (``.github/workflows/publish.yml``: each ``run`` step in order, with the job's
+environment) on a clean clone of the commit checked out, its install step in a fresh virtual
+environment; GitHub's own actions (checkout, setup-python, the upload) are not run. ``--full``
+and ``--publish`` also write the committed record ``bench/records/full-build.json`` that the
+*Build report* page reads.
 
 Targets on the project's 2-core CPU: the quick clean build <= 40 s, the suite <= 120 s,
-its fast tier (``-m "not site"``) <= 60 s; the full build and its claims <= 60 minutes.
+its fast tier (``-m "not site"``) <= 60 s; the full build and its claims <= 60 minutes; the
+publishing workflow, its install included, <= 75 minutes.
 
 These machines differ in speed, and one machine's speed drifts by a fifth within minutes.
 So a fixed reference workload (:data:`REFERENCE`: a few seconds of small-tensor training on
@@ -56,7 +63,8 @@ from sdpa import env as names  # noqa: E402  (the environment, read and written;
 
 OUT = REPO / "bench" / "results"
 RECORDS = REPO / "bench" / "records"
-TARGETS = {"build": 40, "fast_tests": 60, "tests": 120, "full": 3600}
+TARGETS = {"build": 40, "fast_tests": 60, "tests": 120, "full": 3600, "publish": 4500}
+WORKFLOW = REPO / ".github" / "workflows" / "publish.yml"
 #: The fast tier of the suite, as the README gives it.
 FAST_TIER = ["-m", "not site"]
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=15"]
@@ -97,7 +105,7 @@ def busy_seconds() -> float | None:
     return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
 
 
-def timed(command: list[str], **env: str) -> dict:
+def timed(command: list[str], cwd: Path = REPO, **env: str) -> dict:
     """Run a command; return its wall time, its CPU time (the machine's busy core-seconds
     while it ran: on a quiet machine, the command's, workers, kernels and browsers included;
     else its process tree's), its exit code, the load average before it, its output, and the
@@ -105,7 +113,7 @@ def timed(command: list[str], **env: str) -> dict:
     before_reference = reference()
     rusage, busy, load = resource.getrusage(resource.RUSAGE_CHILDREN), busy_seconds(), round(os.getloadavg()[0], 2)
     start = time.perf_counter()
-    proc = subprocess.run(command, cwd=REPO, env=names.environment({"NO_MKDOCS_2_WARNING": "1", **env}),
+    proc = subprocess.run(command, cwd=cwd, env=names.environment({"NO_MKDOCS_2_WARNING": "1", **env}),
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -126,6 +134,42 @@ def build(site: Path, store: Path, **env: str) -> dict:
     report = site / "build-report.json"
     result["report"] = json.loads(report.read_text()) if report.is_file() else None
     return result
+
+
+def publish(root: Path) -> tuple[dict[str, dict], Path]:
+    """The publishing workflow's build job as written: a clean clone of HEAD in ``root``, a
+    fresh virtual environment, then each ``run`` step of the job in order, with the job's
+    environment; each step timed, stopping at the first that fails. The steps by name, and
+    the store they filled."""
+    import yaml
+
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["build"]
+    clone, steps = root / "clone", {}
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(clone / ".venv")], check=True)
+    venv = {"VIRTUAL_ENV": str(clone / ".venv"),
+            "PATH": f"{clone / '.venv' / 'bin'}{os.pathsep}{names.environment()['PATH']}"}
+    for step in job["steps"]:
+        if "run" in step:
+            steps[step["name"]] = timed(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=clone,
+                                        **venv, **{k: str(v) for k, v in job.get("env", {}).items()})
+            steps[step["name"]]["run"] = step["run"]
+            print(f"{step['name']}: {steps[step['name']]['wall_s']} s", flush=True)
+            if steps[step["name"]]["returncode"]:
+                break
+    return steps, clone / job["env"][names.STORE]
+
+
+def write_record(build: dict, claims: dict, store: Path, **more) -> None:
+    """``bench/records/full-build.json``: a full build and its claims, read by the build report."""
+    RECORDS.mkdir(parents=True, exist_ok=True)
+    (RECORDS / "full-build.json").write_text(json.dumps({
+        "date": datetime.date.today().isoformat(), "profile": "full", "cores": os.cpu_count(),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
+        "build_s": build["wall_s"], "claims_s": claims["wall_s"], "reference_s": build["reference_s"],
+        "passed": build["returncode"] == claims["returncode"] == 0, **more,
+        # each job's seconds, which an empty store's build orders its jobs by
+        "seconds": json.loads((store / "seconds.json").read_text())}, indent=1) + "\n")
 
 
 def pages(result: dict) -> dict[str, float]:
@@ -241,6 +285,11 @@ def markdown(results: dict) -> str:
     if results.get("full_build") and results.get("full_claims"):
         total = round(results["full_build"]["wall_s"] + results["full_claims"]["wall_s"], 1)
         lines.append(f"| full build and its claims together | {total} | | | | {TARGETS['full']} |")
+    steps = results.get("publish") or {}
+    lines += [row(f"publishing workflow: {name}", run) for name, run in steps.items()]
+    if steps:
+        total = round(sum(run["wall_s"] for run in steps.values()), 1)
+        lines.append(f"| the publishing workflow's steps together | {total} | | | | {TARGETS['publish']} |")
     loop = results.get("serve_loop")
     if loop:
         lines += [f"| `mkdocs serve --dirty`: a {kind} edit, saved to reloaded ({len(loop[f'{kind}_s'])} edits) | "
@@ -277,13 +326,15 @@ def main() -> None:
                         "--seed-offset N`, the profile SDPA_PROFILE names) at these offsets (0,1 or 0-3)")
     parser.add_argument("--full", action="store_true", help="the full profile: a clean build, then its claims on "
                         "its store; writes bench/records/full-build.json")
+    parser.add_argument("--publish", action="store_true", help="the publishing workflow's steps on a clean clone "
+                        "of HEAD, a fresh environment; writes bench/records/full-build.json")
     parser.add_argument("--keep", metavar="DIR", type=Path, help="build into DIR and keep it (its store and site), "
                         "instead of a folder deleted at the end: a long run's results outlive it")
     args = parser.parse_args()
     from sitebuild.execute import device
 
     results: dict = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, device "
-                                f"{device()}, profile {'full' if args.full else names.profile()}, "
+                                f"{device()}, profile {'full' if args.full or args.publish else names.profile()}, "
                                 f"Python {platform.python_version()}"}
     with contextlib.ExitStack() as stack:
         root = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sdpa-benchmark-")))
@@ -291,15 +342,15 @@ def main() -> None:
             full = {names.PROFILE: "full"}
             results["full_build"] = build(root / "site", root / "full-store", **full)
             results["full_claims"] = timed(PYTEST + ["-m", "claims"], **{names.STORE: str(root / "full-store"), **full})
-            RECORDS.mkdir(parents=True, exist_ok=True)
-            (RECORDS / "full-build.json").write_text(json.dumps({
-                "date": datetime.date.today().isoformat(), "profile": "full", "cores": os.cpu_count(),
-                "machine": results["machine"], "build_s": results["full_build"]["wall_s"],
-                "claims_s": results["full_claims"]["wall_s"], "reference_s": results["full_build"]["reference_s"],
-                "passed": results["full_build"]["returncode"] == results["full_claims"]["returncode"] == 0,
-                # each job's seconds, which an empty store's build orders its jobs by
-                "seconds": json.loads((root / "full-store" / "seconds.json").read_text())}, indent=1)
-                + "\n")
+            write_record(results["full_build"], results["full_claims"], root / "full-store")
+        elif args.publish:
+            steps, store = publish(root)
+            results["publish"] = steps
+            built, claimed = (next((run for run in steps.values() if command in run["run"]), None)
+                              for command in ("mkdocs build", "-m claims"))
+            if built and claimed:
+                write_record(built, claimed, store, workflow_s=round(sum(r["wall_s"] for r in steps.values()), 1),
+                             steps={name: run["wall_s"] for name, run in steps.items()})
         elif args.claims:
             for offset in parse_offsets(args.claims):
                 run = timed(PYTEST + ["-m", "claims", "--seed-offset", str(offset)], **{names.STORE: str(root / "s")})

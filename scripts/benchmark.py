@@ -298,7 +298,8 @@ def markdown(results: dict) -> str:
     lines += ["", "CPU: the machine's busy core-seconds while the command ran; on 2 cores a command can take at "
               "most twice its wall time. × ref: the wall time over the reference workload's seconds "
               "(`REFERENCE` in scripts/benchmark.py), timed before and after each row: "
-              + ", ".join(f"{key} {'/'.join(map(str, run['reference_s']))}" for key, run in results.items()
+              + ", ".join(f"{key} {'/'.join(map(str, run['reference_s']))}"
+                          for key, run in [*results.items(), *(results.get("publish") or {}).items()]
                           if isinstance(run, dict) and "reference_s" in run) + "."]
     for key in ("build", "full_build"):
         if results.get(key):

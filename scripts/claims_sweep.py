@@ -1,32 +1,40 @@
-"""Run the claim tests at many seed offsets and count, per claim, the offsets it passes at.
+"""Run the claim tests on many independent seed blocks and table, per claim, its margin.
 
-A claim must hold for any seed (docs DESIGN, claim contract): ``pytest -m claims
---seed-offset N`` shifts every seed by N. This script runs that command once per offset,
-each in its own process, reading and filling the store (``SDPA_STORE``, else
-``.cache/store``), whose keys name the offset (nothing is shared between offsets; a sweep
-run again reads the runs its code has not changed). It reads each run's JUnit
-XML and prints a Markdown table: every claim test (its node id), how many offsets it
-passed at out of N, the offsets where it failed and the first line of the failure's
-message. Run it from anywhere; it tests the repository it lives in:
+A claim must hold for any seed (docs DESIGN, claim contract). Every seed the site draws from
+is below ``sdpa.env.SEED_BLOCK`` (10,000,000) before the seed offset is added, so the offset
+``b * SEED_BLOCK`` moves every snippet and experiment onto seeds that no other block uses:
+block ``b`` is an independent draw of every run. (Consecutive offsets are not: offset 1 of a
+study on seeds 0-4 reuses four of its five seeds.) This script runs ``pytest -m claims
+--seed-offset b*SEED_BLOCK`` once per block, each in its own process, reading and filling the
+store (``SDPA_STORE``, else ``.cache/store``), whose keys name the offset. It reads each
+run's JUnit XML and prints a Markdown table: every claim test (its node id), the blocks it
+passed on, the blocks where it failed and the first line of the failure's message; then each
+recorded claim's margin, its slack's mean over its standard deviation across the blocks, and
+how many independent blocks that margin rests on. Run it from anywhere; it tests the
+repository it lives in:
 
-    python scripts/claims_sweep.py --offsets 0-19                # quick profile, serial
-    python scripts/claims_sweep.py --offsets 0-19 --jobs 2       # two offsets at a time
-    python scripts/claims_sweep.py --offsets 0,5,9 --profile full
-    python scripts/claims_sweep.py --offsets 0-19 tests/test_tuning.py   # extra pytest args
-    python scripts/claims_sweep.py --offsets 0-19 --record       # the whole suite, recorded
-    python scripts/claims_sweep.py --offsets 0-19 --from bench/results/claims-sweep --record
+    python scripts/claims_sweep.py --blocks 1-10                 # quick profile, serial
+    python scripts/claims_sweep.py --blocks 1-10 --jobs 2        # two blocks at a time
+    python scripts/claims_sweep.py --blocks 1,2,3 --profile full
+    python scripts/claims_sweep.py --blocks 1-10 tests/test_tuning.py   # extra pytest args
+    python scripts/claims_sweep.py --blocks 11-20 --record --settled-on "offsets 0-19, blocks 1-10"
+    python scripts/claims_sweep.py --blocks 11-20 --from bench/results/claims-sweep --record ...
 
-It is slow (about a minute of CPU per offset in quick): start it at a low priority,
+Words are settled on one set of blocks and certified, unchanged, on another that did not
+shape them: ``--record`` (the whole claims suite only) writes the certifying sweep's summary
+for the profile into the committed ``bench/records/claims-sweeps.json`` with what the words
+were settled on (``--settled-on``) and the digest of every file the claims depend on
+(:func:`claims.claim_sources`); a test fails when one of them has changed since.
+
+It is slow (one to two minutes of CPU per block in quick): start it at a low priority,
 ``nice -n 19 python scripts/claims_sweep.py ...``. The table is also written to
 ``bench/results/claims-sweep.md`` (``--out`` to change it; git-ignored), rewritten after
-each offset so that a running sweep can be read, and each offset's JUnit XML (the full
-failure messages) to ``bench/results/claims-sweep/offset-N.xml``. An offset whose
-run crashes (no XML, a collection error, an exit code other than 0 or 1) is reported as
+each block so that a running sweep can be read, and each block's JUnit XML (the full
+failure messages) to ``bench/results/claims-sweep/block-B.xml``. A block whose run
+crashes (no XML, a collection error, an exit code other than 0 or 1) is reported as
 such, with the tail of its output, and the script exits 1; it also exits 1 when any claim
-failed at any offset, 0 when every claim passed at every offset. ``--from FOLDER`` tables
-a finished sweep from its kept ``offset-N.xml`` instead of running one; ``--record`` (the
-whole claims suite only) writes its summary for the profile into the committed
-``bench/records/claims-sweeps.json``, which the *Build report* page reads.
+failed on any block, 0 when every claim passed on every block. ``--from FOLDER`` tables
+a finished sweep from its kept ``block-B.xml`` instead of running one.
 """
 
 from __future__ import annotations
@@ -50,39 +58,44 @@ sys.path.insert(0, str(REPO / "snippets"))  # sdpa.env: the variables' names (no
 
 sys.path.insert(0, str(REPO / "tests"))  # claims: how a recorded claim is read
 
-from claims import recorded, slack  # noqa: E402
+from claims import claim_sources, recorded, slack  # noqa: E402
 from sdpa import env as names  # noqa: E402
 
 OUT = REPO / "bench" / "results" / "claims-sweep.md"
 RECORD = REPO / "bench" / "records" / "claims-sweeps.json"
 MESSAGE_CHARS = 140
-#: A claim whose margin (standard deviations over the offsets) is under this is flagged.
+#: A claim whose margin (standard deviations over the blocks) is under this is flagged.
 MARGIN = 3.0
 
 
-def parse_offsets(text: str) -> list[int]:
-    """``0-19``, ``0,5,9`` or ``0-4,100``: the offsets, in order, without repeats."""
-    offsets: list[int] = []
+def parse_blocks(text: str) -> list[int]:
+    """``1-10``, ``1,5,9`` or ``1-4,100``: the blocks, in order, without repeats."""
+    blocks: list[int] = []
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
         start, dash, stop = part.partition("-")
         values = range(int(start), int(stop) + 1) if dash else [int(start)]
-        offsets.extend(v for v in values if v not in offsets)
-    if not offsets:
-        raise argparse.ArgumentTypeError(f"no offsets in {text!r}")
-    return offsets
+        blocks.extend(v for v in values if v not in blocks)
+    if not blocks:
+        raise argparse.ArgumentTypeError(f"no blocks in {text!r}")
+    return blocks
 
 
 @dataclass
 class Run:
-    offset: int
+    block: int
     returncode: int
     seconds: float
     outcomes: dict[str, tuple[str, str]] = field(default_factory=dict)  # nodeid -> (outcome, message)
     claims: dict[str, list[dict]] = field(default_factory=dict)  # nodeid -> the claims it recorded
-    crash: str = ""  # why this offset's results are missing or incomplete
+    crash: str = ""  # why this block's results are missing or incomplete
+
+    @property
+    def offset(self) -> int:
+        """The seed offset that moves every seed onto this block."""
+        return self.block * names.SEED_BLOCK
 
 
 def nodeid(case: ET.Element) -> str:
@@ -123,13 +136,13 @@ def read_junit(path: Path) -> tuple[dict[str, tuple[str, str]], dict[str, list[d
     return outcomes, claims
 
 
-def run_offset(offset: int, profile: str, pytest_args: list[str], keep: Path) -> Run:
-    """One offset's claim tests in a fresh pytest process; its JUnit XML is kept in ``keep``
+def run_block(block: int, profile: str, pytest_args: list[str], keep: Path) -> Run:
+    """One block's claim tests in a fresh pytest process; its JUnit XML is kept in ``keep``
     (the full failure messages, with the values the assertions compared)."""
-    with tempfile.TemporaryDirectory(prefix=f"claims-sweep-{offset}-") as folder:
+    with tempfile.TemporaryDirectory(prefix=f"claims-sweep-{block}-") as folder:
         xml = Path(folder) / "junit.xml"
         command = [sys.executable, "-m", "pytest", "-m", "claims", "-p", "no:cacheprovider", "-q",
-                   "--seed-offset", str(offset), f"--junitxml={xml}", *pytest_args]
+                   "--seed-offset", str(block * names.SEED_BLOCK), f"--junitxml={xml}", *pytest_args]
         env = names.environment({names.PROFILE: profile})
         start = time.perf_counter()
         try:
@@ -137,11 +150,11 @@ def run_offset(offset: int, profile: str, pytest_args: list[str], keep: Path) ->
             returncode, output = proc.returncode, proc.stdout + proc.stderr
         except OSError as error:
             returncode, output = -1, f"could not start pytest: {error}"
-        run = Run(offset, returncode, time.perf_counter() - start)
+        run = Run(block, returncode, time.perf_counter() - start)
         try:
             run.outcomes, run.claims = read_junit(xml)
             keep.mkdir(parents=True, exist_ok=True)
-            (keep / f"offset-{offset}.xml").write_bytes(xml.read_bytes())
+            (keep / f"block-{block}.xml").write_bytes(xml.read_bytes())
         except (OSError, ET.ParseError) as error:
             run.crash = f"no JUnit XML ({type(error).__name__})"
     # pytest: 0 all passed, 1 some failed; anything else (interrupted, internal or usage
@@ -155,56 +168,58 @@ def run_offset(offset: int, profile: str, pytest_args: list[str], keep: Path) ->
         run.crash += f": {short(tail)}"
     failed = sum(outcome not in ("passed", "skipped") for outcome, _ in run.outcomes.values())
     status = run.crash or f"{len(run.outcomes)} tests, {failed} failed"
-    print(f"offset {offset}: {status} ({run.seconds:.0f} s)", file=sys.stderr, flush=True)
+    print(f"block {block}: {status} ({run.seconds:.0f} s)", file=sys.stderr, flush=True)
     return run
 
 
 def table(runs: list[Run], profile: str, pytest_args: list[str]) -> tuple[str, bool]:
-    """The Markdown report, and whether every claim passed at every offset with no crash."""
-    offsets = [r.offset for r in runs]
+    """The Markdown report, and whether every claim passed on every block with no crash."""
+    blocks = [r.block for r in runs]
     nodeids = sorted({n for r in runs for n in r.outcomes})
     lines = [
-        f"# Claims at {len(runs)} seed offsets ({profile} profile)",
+        f"# Claims on {len(runs)} independent seed blocks ({profile} profile)",
         "",
-        f"Offsets: {format_offsets(offsets)}. Command per offset: `pytest -m claims --seed-offset N"
-        + (f" {shlex.join(pytest_args)}" if pytest_args else "") + f"` with `SDPA_PROFILE={profile}`.",
+        f"Blocks: {format_blocks(blocks)}. Command per block B: `pytest -m claims --seed-offset "
+        f"B*{names.SEED_BLOCK}" + (f" {shlex.join(pytest_args)}" if pytest_args else "")
+        + f"` with `SDPA_PROFILE={profile}` (every seed below {names.SEED_BLOCK:,} before the offset: "
+        "no two blocks share a seed).",
         "",
     ]
     crashed = [r for r in runs if r.crash]
     if crashed:
-        lines += ["## Offsets whose run went wrong", "", "| offset | what happened |", "|---:|---|"]
-        lines += [f"| {r.offset} | {r.crash} |" for r in crashed]
+        lines += ["## Blocks whose run went wrong", "", "| block | what happened |", "|---:|---|"]
+        lines += [f"| {r.block} | {r.crash} |" for r in crashed]
         lines += [""]
     rows, clean = [], not crashed
     for node in nodeids:
         passed, failed, skipped, messages = 0, [], 0, {}
         for r in runs:
-            outcome, message = r.outcomes.get(node, ("missing", "not run (see the offsets that went wrong)"))
+            outcome, message = r.outcomes.get(node, ("missing", "not run (see the blocks that went wrong)"))
             if outcome == "passed":
                 passed += 1
             elif outcome == "skipped":
                 skipped += 1
             else:
-                failed.append(r.offset)
-                messages.setdefault(message, r.offset)
+                failed.append(r.block)
+                messages.setdefault(message, r.block)
         counted = len(runs) - skipped
         if failed:
             clean = False
         first = min(messages, key=messages.get) if messages else ""
-        rows.append((-len(failed), node, f"| `{node}` | {passed}/{counted} | {format_offsets(failed)} | {first} |"))
+        rows.append((-len(failed), node, f"| `{node}` | {passed}/{counted} | {format_blocks(failed)} | {first} |"))
     failing = [row for row in sorted(rows) if row[0] < 0]
-    lines += [f"{len(nodeids)} claim tests; {len(failing)} failed at some offset.", ""]
-    lines += ["| claim test | passed | failed at offsets | first failure's message |", "|---|---:|---|---|"]
+    lines += [f"{len(nodeids)} claim tests; {len(failing)} failed on some block.", ""]
+    lines += ["| claim test | passed | failed on blocks | first failure's message |", "|---|---:|---|---|"]
     lines += [row[2] for row in sorted(rows)]
     lines += ["", *margins(runs, nodeids)]
-    lines += ["", "Seconds per offset: " + ", ".join(f"{r.offset}: {r.seconds:.0f}" for r in runs) + "."]
+    lines += ["", "Seconds per block: " + ", ".join(f"{r.block}: {r.seconds:.0f}" for r in runs) + "."]
     return "\n".join(lines) + "\n", clean
 
 
 def margin(slacks: list[float]) -> float:
-    """Mean over standard deviation (over the offsets) of a claim's slack, the statistic's
+    """Mean over standard deviation (over the blocks) of a claim's slack, the statistic's
     distance to its threshold on the passing side: positive when it passes on average;
-    +-inf when the slack never moves (a deterministic statistic), nan with one offset."""
+    +-inf when the slack never moves (a deterministic statistic), nan with one block."""
     mean = sum(slacks) / len(slacks)
     if len(slacks) < 2:
         return math.nan
@@ -215,7 +230,7 @@ def margin(slacks: list[float]) -> float:
 
 
 def per_claim(runs: list[Run], nodeids: list[str]) -> dict[tuple[str, str], list[dict]]:
-    """Each recorded claim (its test and name) with its records at every offset."""
+    """Each recorded claim (its test and name) with its records on every block."""
     found: dict[tuple[str, str], list[dict]] = {}
     for node in nodeids:
         for entry in (e for r in runs for e in r.claims.get(node, [])):
@@ -247,10 +262,10 @@ def margins(runs: list[Run], nodeids: list[str]) -> list[str]:
     thin = sum(row[0] < MARGIN for row in rows)
     lines = ["## Margins", "",
              f"{len(rows)} recorded claims; {thin} with a margin under {MARGIN:g} standard deviations "
-             "(mean slack / its SD over the offsets; slack = the statistic's distance to its threshold, "
-             "positive on the passing side, between logarithms for a claim on the log scale; `exact`: a "
-             "statistic that did not move).", "",
-             "| claim test | claim | offsets | statistic | must be | least slack | margin |",
+             "(mean slack / its SD over the blocks, each block an independent draw of every seed; slack = "
+             "the statistic's distance to its threshold, positive on the passing side, between logarithms "
+             "for a claim on the log scale; `exact`: a statistic that did not move).", "",
+             "| claim test | claim | blocks | statistic | must be | least slack | margin |",
              "|---|---|---:|---|---|---:|---:|"]
     lines += [row[3] for row in sorted(rows, key=lambda row: (row[0], row[1], row[2]))]
     if silent:
@@ -259,10 +274,10 @@ def margins(runs: list[Run], nodeids: list[str]) -> list[str]:
     return lines
 
 
-def format_offsets(offsets: list[int]) -> str:
+def format_blocks(blocks: list[int]) -> str:
     """[0, 1, 2, 5, 7, 8] -> '0-2, 5, 7-8'."""
     spans: list[list[int]] = []
-    for value in sorted(offsets):
+    for value in sorted(blocks):
         if spans and value == spans[-1][1] + 1:
             spans[-1][1] = value
         else:
@@ -289,44 +304,52 @@ def split_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[a
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--offsets", type=parse_offsets, default=parse_offsets("0-19"),
-                        help="seed offsets: 0-19, 0,5,9 or 0-4,100 (default 0-19)")
+    parser.add_argument("--blocks", type=parse_blocks, default=parse_blocks("1-10"),
+                        help="seed blocks: 1-10, 1,5,9 or 1-4,100; block B is seed offset "
+                             f"B*{names.SEED_BLOCK} (default 1-10)")
     parser.add_argument("--profile", choices=("quick", "full"), default="quick",
                         help="the experiments' size, passed as SDPA_PROFILE (default quick)")
-    parser.add_argument("--jobs", type=int, default=1, help="offsets run at once (default 1)")
+    parser.add_argument("--jobs", type=int, default=1, help="blocks run at once (default 1)")
     parser.add_argument("--out", type=Path, default=OUT, help=f"where to write the table (default {OUT})")
     parser.add_argument("--from", dest="kept", type=Path, metavar="FOLDER",
-                        help="table a finished sweep from FOLDER/offset-N.xml instead of running one")
+                        help="table a finished sweep from FOLDER/block-B.xml instead of running one")
     parser.add_argument("--record", action="store_true", help=f"write the sweep's summary into {RECORD} "
                         "(the whole claims suite only)")
+    parser.add_argument("--settled-on", default="", metavar="TEXT",
+                        help="with --record: the blocks (or offsets) the words were settled on, none of "
+                             "them among --blocks")
     parser.add_argument("pytest_args", nargs="*", help="any other argument goes to pytest, in order "
                         "(test files, -k EXPR, -p PLUGIN); put pytest's after --")
     args, pytest_args = split_arguments(parser, sys.argv[1:] if argv is None else argv)
     if args.record and pytest_args:
         parser.error("--record summarises the whole claims suite: give no pytest arguments")
-    keep = args.out.with_suffix("")  # bench/results/claims-sweep/offset-N.xml
+    if args.record and not args.settled_on:
+        parser.error("--record needs --settled-on: the blocks the words were settled on")
+    keep = args.out.with_suffix("")  # bench/results/claims-sweep/block-B.xml
     args.out.parent.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
-    for offset in args.offsets if args.kept else []:
-        runs.append(Run(offset, 0, 0.0))
-        runs[-1].outcomes, runs[-1].claims = read_junit(args.kept / f"offset-{offset}.xml")
+    for block in args.blocks if args.kept else []:
+        runs.append(Run(block, 0, 0.0))
+        runs[-1].outcomes, runs[-1].claims = read_junit(args.kept / f"block-{block}.xml")
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(run_offset, o, args.profile, pytest_args, keep) for o in args.offsets if not args.kept]
+        futures = [pool.submit(run_block, b, args.profile, pytest_args, keep) for b in args.blocks if not args.kept]
         for future in as_completed(futures):
             runs.append(future.result())
-            runs.sort(key=lambda r: r.offset)
-            # The table so far, after every offset: a long sweep can be read while it runs.
+            runs.sort(key=lambda r: r.block)
+            # The table so far, after every block: a long sweep can be read while it runs.
             args.out.write_text(table(runs, args.profile, pytest_args)[0])
     report, clean = table(runs, args.profile, pytest_args)
     args.out.write_text(report)
     print(report, end="")
     if args.record:
-        record(runs, args.profile)
+        record(runs, args.profile, args.settled_on)
     return 0 if clean else 1
 
 
-def record(runs: list[Run], profile: str) -> None:
-    """The sweep's summary for ``profile`` in :data:`RECORD` (the other profile's kept)."""
+def record(runs: list[Run], profile: str, settled_on: str) -> None:
+    """The certifying sweep's summary for ``profile`` in :data:`RECORD` (the other profile's
+    kept): its blocks, what the words were settled on, its counts and smallest margin, and the
+    digest of every file the claims depend on (a test compares them with the checkout's)."""
     nodeids = sorted({n for r in runs for n in r.outcomes})
     values = [margin([slack(e) for e in entries]) for entries in per_claim(runs, nodeids).values()]
     failed = {n for r in runs for n, (outcome, _) in r.outcomes.items() if outcome not in ("passed", "skipped")}
@@ -334,10 +357,13 @@ def record(runs: list[Run], profile: str) -> None:
         kept = json.loads(RECORD.read_text())
     except (OSError, ValueError):
         kept = {}
-    kept[profile] = {"date": datetime.date.today().isoformat(), "offsets": sorted(r.offset for r in runs),
+    kept[profile] = {"date": datetime.date.today().isoformat(), "blocks": sorted(r.block for r in runs),
+                     "seed_block": names.SEED_BLOCK, "settled_on": settled_on,
                      "tests": len(nodeids), "claims": len(values), "failed": len(failed),
                      "crashed": sum(bool(r.crash) for r in runs),
-                     "min_margin": min((v for v in values if not math.isnan(v)), default=math.nan)}
+                     "under": sum(v < MARGIN for v in values if not math.isnan(v)),
+                     "min_margin": min((v for v in values if not math.isnan(v)), default=math.nan),
+                     "sources": claim_sources()}
     RECORD.parent.mkdir(parents=True, exist_ok=True)
     RECORD.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
 

@@ -26,14 +26,17 @@ by bisection), so no statistics package is needed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from sdpa.stats import Interval, paired, t_cdf, t_interval, t_quantile  # noqa: F401  (the statistics)
 
+REPO = Path(__file__).resolve().parents[1]
 #: The JUnit property under which every claim is recorded (its value is JSON).
 PROPERTY = "claim"
 #: The two sides of a threshold a statistic can be required to lie on.
@@ -140,3 +143,14 @@ def slack(entry: dict) -> float:
     else:
         distance = entry["statistic"] - entry["threshold"]
     return distance if entry["direction"] == ABOVE else -distance
+
+
+def claim_sources(repo: Path = REPO) -> dict[str, str]:
+    """Every file a claim's statistic or threshold depends on, with a digest of its bytes:
+    the snippets and the library (``snippets/**/*.py``), this module, and each test file
+    that marks a claim. ``scripts/claims_sweep.py --record`` stores them with a sweep, and a
+    test fails when the checkout's differ: a margin on record is a margin of this code."""
+    files = [*sorted((repo / "snippets").rglob("*.py")), repo / "tests" / "claims.py",
+             *(path for path in sorted((repo / "tests").glob("test_*.py")) if "mark.claims" in path.read_text())]
+    return {path.relative_to(repo).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+            for path in files if "__pycache__" not in path.parts}

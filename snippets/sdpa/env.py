@@ -80,6 +80,13 @@ def threads() -> int:
     return int(_get(THREADS) or 1)
 
 
+#: Every seed the site draws from is below this before the offset is added
+#: (:func:`sdpa.runtime.shifted` refuses any other), so offsets that are multiples of it shift
+#: every run onto seeds no other such offset uses: independent seed blocks, block ``b`` being
+#: offset ``b * SEED_BLOCK`` (``scripts/claims_sweep.py --blocks``).
+SEED_BLOCK = 10_000_000
+
+
 def seed_offset() -> int:
     """``SDPA_SEED_OFFSET`` (default 0)."""
     return int(_get(SEED_OFFSET) or 0)

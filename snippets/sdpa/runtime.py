@@ -17,7 +17,9 @@ so a snippet computes with the same thread count however it was started.
 
 Every seed passes through this module, which adds the integer in ``SDPA_SEED_OFFSET``
 (default 0): ``SDPA_SEED_OFFSET=1`` reruns every snippet and experiment with every seed
-shifted by one, to check that a claim does not hang on one draw.
+shifted by one. Every seed is below :data:`SEED_BLOCK` before the shift, so the offsets
+``b * SEED_BLOCK`` give disjoint seed blocks: independent draws, on which a claim's
+margin is measured.
 
 A result depends on more than its configuration: on the run's context
 (:func:`sdpa.env.run_context`: the device, the profile, the thread count, the seed offset
@@ -76,12 +78,21 @@ def fix_threads() -> None:
 
 
 seed_offset = env.seed_offset
+SEED_BLOCK = env.SEED_BLOCK
+
+
+def shifted(seed: int) -> int:
+    """``seed`` plus the seed offset; a seed outside ``[0, SEED_BLOCK)`` is refused, so
+    that no two seed blocks ever share a draw."""
+    if not 0 <= seed < SEED_BLOCK:
+        raise ValueError(f"seed {seed} is outside [0, {SEED_BLOCK:,}): seed blocks would overlap")
+    return seed + seed_offset()
 
 
 def generator(seed: int) -> torch.Generator:
     """A CPU generator seeded with ``seed`` plus the seed offset: draw here, then move."""
     fix_threads()
-    return torch.Generator().manual_seed(seed + seed_offset())
+    return torch.Generator().manual_seed(shifted(seed))
 
 
 def seed(value: int = 0) -> torch.Generator:
@@ -91,7 +102,7 @@ def seed(value: int = 0) -> torch.Generator:
     returned generator, so that results do not depend on what ran before.
     """
     fix_threads()
-    value += seed_offset()
+    value = shifted(value)
     random.seed(value)
     np.random.seed(value)
     torch.manual_seed(value)
@@ -107,7 +118,7 @@ def seeded(seed: int) -> Iterator[None]:
     """
     fix_threads()
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed + seed_offset())
+        torch.manual_seed(shifted(seed))
         yield
 
 

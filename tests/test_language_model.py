@@ -92,7 +92,8 @@ def test_the_initial_spread_matches_its_derivation(run_snippet, claim):
 @pytest.mark.claims
 def test_the_verdict_says_what_the_numbers_show(run_snippet):
     """Each word of the verdict follows from the paired interval it quotes, at the level
-    corrected for the spreads compared, and the turns are where the words change."""
+    corrected for the spreads compared; it turns only between intervals of opposite sign that
+    both exclude zero, and never says "ties"."""
     result = run_snippet("language-model/verdict.py").namespace["result"]
     study = language_study()
     assert result["level"] == pytest.approx(1 - 0.05 / (len(study.u_steps) - 1))
@@ -101,15 +102,17 @@ def test_the_verdict_says_what_the_numbers_show(run_snippet):
     for row in rows:
         d = row["difference"]
         assert d.confidence == pytest.approx(result["level"]) and d.n == len(study.confirm_seeds)
-        assert (row["word"] == "ties") == (d.low <= 0 <= d.high)
-        if row["word"] != "ties":
+        assert (row["word"] == "is not told apart") == (d.low <= 0 <= d.high)
+        if row["word"] != "is not told apart":
             assert (row["word"] == "ends higher") == (d.mean > 0)
     out = run_language()  # the rows whose best w is an end of its window are flagged
     for row in rows:
         assert row["edge"] == [u for u in (row["u"], row["u"] + 1)
                                if out.row_best[u][1] in (out.windows[u][0], out.windows[u][-1])]
-    words = [row["word"] for row in sorted(rows, key=lambda row: row["spread"])]
-    assert len(result["turns"]) == sum(a != b for a, b in zip(words, words[1:]))
+    decided = [row for row in sorted(rows, key=lambda row: row["spread"]) if row["difference"].excludes_zero]
+    assert result["turns"] == [(a["spread"], b["spread"], a["word"], b["word"]) for a, b in zip(decided, decided[1:])
+                               if (a["difference"].mean > 0) != (b["difference"].mean > 0)]
+    assert "ties" not in run_snippet("language-model/verdict.py").output
 
 
 @pytest.mark.claims

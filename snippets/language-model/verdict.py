@@ -5,15 +5,16 @@ At each row's starting spread the model without the factor (row u) and the 1/sqr
 model from the same weights (row u + 1) are compared on the fresh seeds, each at its best
 W_Q/W_K rate, seed by seed (``sdpa.language.spread_pairs``). The intervals are t intervals
 at a level corrected for the number of spreads compared (Bonferroni), so that all of them
-hold together at 95%; an interval that holds zero is a tie. Where the words change from one
-spread to the next, the comparison turns. A quick build prints its numbers and says that
-it decides nothing. The full build's words are its intervals' alone: its study is not swept
-at three seed offsets, so no claim stated before the runs is printed (issue 36, item 2).
+hold together at 95%; where an interval holds zero the two models are not told apart. The
+comparison turns only between two spreads whose intervals exclude zero on opposite sides
+(``sdpa.language.turns``). A quick build prints its numbers and says that it decides
+nothing. The full build's words are its intervals' alone: its study is not swept over seed
+blocks, so no claim stated before the runs is printed (issue 36, item 2).
 """
 
 import sdpa
 from sdpa.language import NAMED_MODELS, corrected_confidence, language_study, logit_spread
-from sdpa.language import run_language, spread_pairs
+from sdpa.language import run_language, spread_pairs, turns
 
 STUDY = language_study()
 
@@ -27,9 +28,8 @@ def verdict(study):
              "scaled": out.final(p.scaled).mean().item(),
              "difference": p.difference, "word": p.word} for p in spread_pairs(out)]
     rows.sort(key=lambda row: row["spread"])
-    turns = [(a["spread"], b["spread"], a["word"], b["word"])
-             for a, b in zip(rows, rows[1:]) if a["word"] != b["word"]]
-    return {"profile": sdpa.runtime.profile(), "rows": rows, "turns": turns,
+    return {"profile": sdpa.runtime.profile(), "rows": rows,
+            "turns": [(a["spread"], b["spread"], a["word"], b["word"]) for a, b in turns(rows)],
             "level": corrected_confidence(study), "family": study.confidence,
             "steps": study.steps, "seeds": len(study.confirm_seeds),
             "tokens": study.steps * study.batch * study.model.context,
@@ -67,8 +67,9 @@ words = "; ".join(f"{row['word']} at a spread of {row['spread']:.3g}" + (
     f" (row{'s' * (len(row['edge']) > 1)} {' and '.join(map(str, row['edge']))}: best w at the "
     "window's edge)" if row["edge"] else "") for row in r["rows"])
 if not r["turns"]:
-    turn = (f"The comparison does not turn over these spreads: it {r['rows'][0]['word']} at each."
-            if len(r["rows"]) > 1 else "This build compared one spread, so nothing can turn.")
+    turn = ("No two spreads' intervals exclude zero on opposite sides, so the comparison does "
+            "not turn." if len(r["rows"]) > 1
+            else "This build compared one spread, so nothing can turn.")
 else:
     turn = "The comparison turns " + "; and ".join(
         f"between a spread of {a:.3g} (it {x}) and {b:.3g} (it {y})"

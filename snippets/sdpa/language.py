@@ -88,7 +88,12 @@ class LanguageStudy:
         return self.model.d_head ** (-steps / 4)
 
     def point(self, u: float, w: float, scale: Scale = Scale.NONE) -> GPTConfig:
-        """The model at plane point (u, w) with the logit factor ``scale``."""
+        """The model at plane point (u, w) with the logit factor ``scale``. Without a factor,
+        a rule's own point (u = w = 0, 1, 2 under Adam) is that rule's default: by the
+        identity the same model, and as the rule Adam's epsilon for W_Q and W_K is the
+        rule's own, so a rule is never compared with itself up to epsilon."""
+        if scale is Scale.NONE and u == w and u in RULE_POINTS:
+            return self.defaults[RULE_POINTS[u]]
         return dataclasses.replace(self.model, scale=scale, qk_init=self.multiplier(u),
                                    qk_lr=self.multiplier(w))
 
@@ -145,6 +150,10 @@ SIZES: dict[str, LanguageStudy] = {
 def language_study() -> LanguageStudy:
     """The study at the size of the current profile (:func:`sdpa.runtime.profile`)."""
     return SIZES[profile()]
+
+
+#: Under Adam each rule's default is the unscaled model at (u, u): its u, by rule name.
+RULE_POINTS = {0: "none", 1: "inv_sqrt", 2: "inv"}
 
 
 def spread_settings(name: str) -> tuple[str, str]:
@@ -257,6 +266,18 @@ def run_language(study: LanguageStudy | None = None) -> LanguageResult:
         records={name: confirm.arm(c, lr) for name, c in confirmed.items()})
 
 
+#: The verdict's word for an interval that holds zero (never "ties": the data may differ).
+NOT_TOLD_APART = "is not told apart"
+
+
+def turns(rows: list[dict]) -> list[tuple[dict, dict]]:
+    """Where the comparison turns, over ``rows`` sorted by spread (each with a ``word``): between
+    two spreads whose intervals both exclude zero, on opposite sides, with no interval that
+    excludes zero between them. A change to or from "is not told apart" is not a turn."""
+    decided = [row for row in rows if row["word"] != NOT_TOLD_APART]
+    return [(a, b) for a, b in zip(decided, decided[1:]) if a["word"] != b["word"]]
+
+
 @dataclass(frozen=True)
 class SpreadPair:
     """One starting spread of the verdict: row u without the factor against row u + 1 (the
@@ -270,9 +291,10 @@ class SpreadPair:
 
     @property
     def word(self) -> str:
-        """What the interval says: "ties" when it holds zero, else who ends higher."""
+        """What the interval says: "is not told apart" when it holds zero, else who ends
+        higher."""
         if not self.difference.excludes_zero:
-            return "ties"
+            return NOT_TOLD_APART
         return "ends higher" if self.difference.mean > 0 else "ends lower"
 
 

@@ -69,17 +69,36 @@ def test_the_design_is_what_the_page_says():
 
 
 def test_every_rule_is_a_point_of_the_plane_bit_for_bit(run_snippet):
-    """The identity, run by the plain loop: bit for bit where d_k^(1/4) is a power of two,
-    within float rounding (a few units in the last place of a loss near 1) at d_k = 64."""
-    rows = run_snippet("tuning/identity.py").namespace["result"]
+    """The identity, run by the plain loop at every shared rate of the window: bit for bit
+    where d_k^(1/4) is a power of two; at d_k = 64, within float rounding (a few units in
+    the last place of a loss near 1) at the lowest rate, which the page says."""
+    result = run_snippet("tuning/identity.py").namespace["result"]
+    rows = result["rates"]
     assert {(r["optimizer"], r["d_k"]) for r in rows} == {(o, d) for o in ("adam", "sgd") for d in (16, 64)}
     for row in rows:
-        exact = row["d_k"] in (16, 256) or (row["d_k"] == 64 and row["rule"] is Scale.INV)
-        if exact:
-            assert row["identical"], row
+        assert row["rates"] == len(PLANE.lrs(row["optimizer"]))
+        if row["d_k"] in (16, 256):
+            assert row["identical"] and row["largest_gap"] == 0, row
         else:
-            assert row["largest_gap"] < 1e-5, row
-        assert row["steps"] == PLANE.steps
+            assert row["lowest_rate_gap"] < 1e-5, row
+
+
+def test_global_norm_clipping_breaks_the_identity_only_where_it_binds(run_snippet):
+    """"breaks the identity whenever the clip binds ... A clip that never binds changes
+    nothing": at d_k = 16, where the identity is exact, a clip at tau = 1 binds and the runs
+    part by more than float rounding could; a clip at tau = 100 never binds and they agree
+    bit for bit. The printed line says which, with the counts."""
+    run = run_snippet("tuning/identity.py")
+    rows = run.namespace["result"]["clipped"]
+    assert {(r["optimizer"], r["clip"]) for r in rows} == {(o, t) for o in ("adam", "sgd") for t in (1.0, 100.0)}
+    for row in rows:
+        if row["clip"] == 1.0:
+            assert row["binds"] > 0 and row["largest_gap"] > 1e-3 and not row["identical"], row
+        else:
+            assert row["binds"] == 0 and row["largest_norm"] < 100 and row["identical"], row
+    page = " ".join((DOCS / "tuning.md").read_text(encoding="utf-8").split())
+    assert "breaks the identity whenever the clip binds" in page
+    assert run.output.count("the clip never binds") == 2 and run.output.count("the runs part") == 2
 
 
 #: The unscaled-start claims hold from a starting spread of 8 on: unit-variance q and k

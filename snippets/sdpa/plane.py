@@ -39,7 +39,7 @@ from sdpa.language import logit_spread
 from sdpa.recall import (Arm, Optimizer, RecallExperiment, member_lrs, recall_loss, recall_model,
                          run_recalls, schedule)
 from sdpa.runtime import each, memo
-from sdpa.stats import Interval, paired
+from sdpa.stats import Interval, chance_note, paired
 from sdpa.tables import markdown_table
 from sdpa.tasks import recall_batches
 from sdpa.training import OPTIMIZER_LABELS, make_optimizer, train
@@ -68,6 +68,16 @@ def plane_arm(d_k: int, point: tuple[int, int]) -> Arm:
     unit-variance draw and learn at d_k^(-w/4) times the shared rate."""
     m, r = (multiplier(d_k, s) for s in point)
     return Arm(Scale.NONE, q_init=m, k_init=m, lr_q=r, lr_k=r)
+
+
+def point_arm(d_k: int, point: tuple[int, int], optimizer: Optimizer) -> Arm:
+    """The head a point of the plane trains as: a rule's own point as that rule (with its
+    factor), every other point as the unscaled head there (:func:`plane_arm`). By the
+    identity the two are one head; as the unscaled head, Adam's epsilon for W_Q and W_K
+    would differ from the rule's (:func:`identity_runs` rescales it), so a rule would be
+    compared with itself up to epsilon and rounding."""
+    rule = next((rule for rule in Scale if rule_step(rule, optimizer) == tuple(point)), None)
+    return Arm(rule) if rule is not None else plane_arm(d_k, point)
 
 
 @dataclass(frozen=True)
@@ -127,7 +137,7 @@ class Plane:
 
     def sweep(self, optimizer: Optimizer, d_k: int) -> RecallExperiment:
         """Every point at every shared rate, on the choice seeds."""
-        arms = tuple(plane_arm(d_k, p) for p in self.points(optimizer, d_k))
+        arms = tuple(point_arm(d_k, p, optimizer) for p in self.points(optimizer, d_k))
         return self.experiment(optimizer, d_k, arms, self.lrs(optimizer), self.choose_seeds)
 
 
@@ -210,9 +220,10 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
         return (f"{values.log().mean().exp().item():.3g} "
                 f"({values.min().item():.2g}–{values.max().item():.2g})")
 
-    rows = []
+    rows, intervals = [], 0
     for (optimizer, d_k), r in results.items():
         for name in SETTINGS[:3] + SETTINGS[3 if len(r.points) > 3 else 4:]:  # column: grid only
+            intervals += name != "best" and r.versus_best(name) is not None
             point, lr = r.settings[name]
             rows.append((OPTIMIZER_LABELS[optimizer], d_k, SETTING_LABELS[name], f"{point}",
                          f"{lr:.3g}" + ("" if r.interior(name) else " (edge)"), loss(r, name),
@@ -228,7 +239,7 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
         f"{len(plane.confirm_seeds)} fresh seeds at the shared rate the "
         f"{len(plane.choose_seeds)} choice seeds chose. Last column: the setting's loss over "
         "the best point's, seed by seed, with a 95% t interval. (edge): the chosen rate, or "
-        "the chosen point, lies on the edge of what was measured.")
+        f"the chosen point, lies on the edge of what was measured. {chance_note(intervals)}.")
 
 
 def _choose(plane: Plane, optimizer: Optimizer, d_k: int,
@@ -250,8 +261,8 @@ def _choose(plane: Plane, optimizer: Optimizer, d_k: int,
 def _confirmation(plane: Plane, optimizer: Optimizer, d_k: int, name: str,
                   setting: tuple[tuple[int, int], float]) -> RecallExperiment:
     point, lr = setting
-    arm = Arm(_RULES[name]) if name in _RULES else plane_arm(d_k, point)
-    return plane.experiment(optimizer, d_k, (arm,), (lr,), plane.confirm_seeds)
+    return plane.experiment(optimizer, d_k, (point_arm(d_k, point, optimizer),), (lr,),
+                            plane.confirm_seeds)
 
 
 @memo
@@ -360,15 +371,23 @@ def run_spreads(study: SpreadStudy) -> SpreadResult:
 
 
 def identity_runs(plane: Plane, optimizer: Optimizer, d_k: int, rule: Scale = Scale.INV_SQRT,
-                  seed: int = 0, eps: float = 1e-8) -> tuple[list[float], list[float]]:
+                  seed: int = 0, eps: float = 1e-8, lr: float | None = None,
+                  clip: float | None = None,
+                  norms: list | None = None) -> tuple[list[float], list[float]]:
     """The identity the plane rests on, run by the plain loop (:func:`sdpa.training.train`):
     the losses of ``rule``'s default and of the unscaled head at its point of the plane,
-    from the same draw and data, at the plane's first shared rate of ``optimizer``.
+    from the same draw and data, at the shared rate ``lr`` of ``optimizer`` (default: the
+    plane's first).
 
     Under Adam the unscaled head's W_Q and W_K get epsilon divided by sqrt(c) (their
     gradients are 1/sqrt(c) times larger); under SGD nothing changes but the rates.
+    ``clip``: both runs clip the global gradient norm to it before each step, which the
+    identity does not survive wherever the clip binds (the two heads' gradients have other
+    norms). ``norms``, if given, receives the rule's run's global gradient norm at every step
+    (before any clip), to tell whether a clip binds.
     """
-    experiment = plane.experiment(optimizer, d_k, (Arm(rule),), plane.lrs(optimizer)[:1], (seed,))
+    lr = plane.lrs(optimizer)[0] if lr is None else lr
+    experiment = plane.experiment(optimizer, d_k, (Arm(rule),), (lr,), (seed,))
     point = plane_arm(d_k, rule_step(rule, optimizer))
     c = rule.factor(d_k)
     out = []
@@ -382,5 +401,11 @@ def identity_runs(plane: Plane, optimizer: Optimizer, d_k: int, rule: Scale = Sc
         optimizer_ = make_optimizer(optimizer, groups)
         data = recall_batches(experiment.task, seed, experiment.steps)
         batches = ((*data.tokens(t), data.target[t]) for t in range(experiment.steps))
-        out.append(train(model, optimizer_, batches, recall_loss, schedule(experiment, optimizer_)))
+        measure = None
+        if norms is not None and not out:  # the rule's own run
+            def measure(*_, model=model):
+                norms.append(torch.linalg.vector_norm(torch.stack(
+                    [p.grad.norm() for p in model.parameters() if p.grad is not None])).item())
+        out.append(train(model, optimizer_, batches, recall_loss, schedule(experiment, optimizer_),
+                         measure=measure, clip=clip))
     return out[0], out[1]

@@ -72,14 +72,17 @@ def warmup_cosine(optimizer: torch.optim.Optimizer, steps: int,
 def train(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable[tuple],
           loss_fn: Callable[[Any, torch.Tensor], torch.Tensor],
           schedule: torch.optim.lr_scheduler.LRScheduler | None = None,
-          measure: Callable[[int, torch.Tensor, Any, torch.Tensor], None] | None = None) -> list:
+          measure: Callable[[int, torch.Tensor, Any, torch.Tensor], None] | None = None,
+          clip: float | None = None) -> list:
     """Train ``model`` on each batch of ``batches`` in turn; return the loss of each step.
 
     A batch is ``(*inputs, target)``; ``loss_fn(model(*inputs), target)`` gives the loss,
     one per member for an :class:`Ensemble`. ``schedule``, if any, moves the learning rate
     after every step. ``measure(step, loss, output, target)``, if given, reads each step's
     forward and backward pass (the gradients are in the weights' ``.grad``) before the
-    update learns from it.
+    update learns from it. ``clip``, if given, scales the gradients down so that their
+    global norm is at most ``clip`` before each step (``torch.nn.utils.clip_grad_norm_``,
+    as Wortsman et al. 2023 train; one model only: an ensemble's norm would mix members).
     """
     losses = []
     for step, (*inputs, target) in enumerate(batches):
@@ -90,6 +93,8 @@ def train(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Iterable[
         losses.append(loss.detach())
         if measure is not None:
             measure(step, losses[-1], output, target)
+        if clip is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), clip)
         optimizer.step()
         if schedule is not None:
             schedule.step()

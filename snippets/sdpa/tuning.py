@@ -14,10 +14,10 @@ import torch
 
 from sdpa.ablation import final_loss
 from sdpa.attention import Scale
-from sdpa.plane import Plane, plane_arm, run_plane
+from sdpa.plane import Plane, point_arm, run_plane
 from sdpa.recall import Arm, Optimizer, RecallExperiment, run_recalls
 from sdpa.runtime import each, memo
-from sdpa.stats import paired
+from sdpa.stats import chance_note, paired
 from sdpa.training import OPTIMIZER_LABELS
 
 # ------------------------------------------------------------------ what the factor buys
@@ -28,17 +28,19 @@ def unscaled_reading(plane: Plane) -> str:
     words the intervals of this build decide (fresh seeds, paired by seed, each rule at its
     own best shared rate): the unscaled default, and where the whole grid was measured, the
     best point of the u = 0 column (the unscaled start, its W_Q/W_K rate tuned)."""
-    lines = []
+    lines, intervals = [], 0
     for (optimizer, d_k), r in run_plane(plane).items():
         default = paired(r.confirm["none"], r.confirm["inv_sqrt"], log=True)
         said = [f"the unscaled default {default.compared()}"]
         if d_k in plane.grid_d_ks:
             column = paired(r.confirm["column"], r.confirm["inv_sqrt"], log=True)
             said.append(f"the best point of the u = 0 column {column.compared()}")
+        intervals += len(said)
         lines.append(f"- {OPTIMIZER_LABELS[optimizer]}, d_k = {d_k}: {'; '.join(said)}")
     return ("Without the factor, against the 1/√d_k default (this build: "
             f"{len(plane.confirm_seeds)} fresh seeds, paired by seed, 95% t intervals of the "
-            "ratio of the final losses):\n\n" + "\n".join(lines) + "\n")
+            f"ratio of the final losses; {chance_note(intervals)}):\n\n" + "\n".join(lines)
+            + "\n")
 
 
 # ------------------------------------------------------------------ speed or capability
@@ -73,7 +75,7 @@ class BudgetStudy:
         """The arms re-tuned at each budget, by setting name (:data:`sdpa.plane.SETTINGS`)."""
         best, _ = run_plane(self.plane)[(optimizer, d_k)].settings["best"]
         arms = {"none": Arm(Scale.NONE), "inv_sqrt": Arm(Scale.INV_SQRT),
-                "inv": Arm(Scale.INV), "best": plane_arm(d_k, best)}
+                "inv": Arm(Scale.INV), "best": point_arm(d_k, best, optimizer)}
         return {name: arms[name] for name in self.settings}
 
 

@@ -74,17 +74,23 @@ def test_the_lines_under_the_best_rates_say_what_the_intervals_show(run_snippet)
     result, output = run.namespace["result"], run.output
     for r in (r for r in result if r["rule"] is not SQRT):
         interval = r["relative_interval"]
-        for invariant in INVARIANTS:
-            value = r["predicted"][invariant]
-            held = interval.low < value < interval.high
-            line = next(x for x in output.splitlines()
-                        if x.startswith(f"- {OPTIMIZER_LABELS[r['optimizer']]}, {r['rule'].label}:"))
-            first = line.split("; with the measured")[0]
-            words = "holds" if held else "excludes"
-            part = first.split(f"; {words} ")[-1] if words == "excludes" else first
-            assert f"the same {run.namespace['LABELS'][invariant]} ({value:+.2f})" in part, line
-    moved = [o for o, (_, lo, hi) in run.namespace["serve"].items() if hi < 1 or lo > 1]
-    assert ("Correction: one learning rate does not serve" in output) == bool(moved)
+        line = next(x for x in output.splitlines()
+                    if x.startswith(f"- {OPTIMIZER_LABELS[r['optimizer']]}, {r['rule'].label}:"))
+        parts = line.split("; with the measured")
+        for predictions, part in zip(("predicted", "measured_g"), parts):
+            reading = part.split("; its best rate at")[0]
+            held_part, _, excluded_part = reading.partition("; excludes ")
+            for invariant in INVARIANTS:
+                value = r[predictions][invariant]
+                named = f"the same {run.namespace['LABELS'][invariant]} ({value:+.2f})"
+                if interval.low < value < interval.high:
+                    assert named in held_part and named not in excluded_part, line
+                else:
+                    assert named in excluded_part and named not in held_part, line
+        bounded = any(r["limits"])
+        assert ("is bounded by the grid or by divergence" in line) == bounded, line
+    moved = [OPTIMIZER_LABELS[o] for o, (_, lo, hi) in run.namespace["serve"].items() if hi < 1 or lo > 1]
+    assert (f"Correction: under {' and '.join(moved)}, one learning rate does not serve" in output) == bool(moved)
 
 
 def test_the_list_under_the_best_rates_is_printed_where_the_build_has_slopes(run_snippet):

@@ -93,6 +93,16 @@ class Interval:
         return f"{words} ({self.ratio()})"
 
 
+def chance_note(n: int, confidence: float = 0.95) -> str:
+    """What ``n`` uncorrected intervals at ``confidence`` let chance say: were every compared
+    difference zero, about ``n * (1 - confidence)`` of the intervals would still exclude it
+    (a word "ends higher" or "ends lower" that the data do not carry). For a caption."""
+    words = "interval" if n == 1 else "intervals"
+    return (f"{n} uncorrected {confidence:.0%} {words}: were no two compared settings different, "
+            f"chance alone would still set about {n * (1 - confidence):.1f} of them clear of no "
+            "difference")
+
+
 def t_interval(values, confidence: float = 0.95) -> Interval:
     """The two-sided t interval of the mean of ``values`` (at least two of them)."""
     values = torch.as_tensor(values, dtype=torch.float64).flatten()

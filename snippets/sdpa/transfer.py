@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from sdpa.attention import Scale
-from sdpa.plane import Plane, PlaneResult
+from sdpa.plane import EXPONENTS, Plane, PlaneResult
 from sdpa.recall import Arm, Optimizer, recall_at_init
 from sdpa.runtime import memo
 from sdpa.stats import Interval, t_interval
@@ -31,24 +31,25 @@ def predicted_lr_exponent(optimizer: Optimizer, rule: Scale, invariant: str,
     """How the best learning rate of ``rule`` should move with d_k, relative to 1/sqrt(d_k)'s,
     if the best rate keeps ``invariant`` the same (one of :data:`INVARIANTS`).
 
-    A rule's factor c is d_k^alpha times s = 1/sqrt(d_k) (alpha = 1/2 for none, -1/2 for
-    1/d_k), and every rule starts W_Q and W_K from the same draw. One step at rate lr moves
-    W_Q and W_K by about lr under Adam (whatever their gradient's size) and by G lr under
-    SGD, G the ratio of their gradients to the 1/sqrt(d_k) head's; the logits, c/s times
-    more sensitive to W_Q and W_K, move c/s times further. Keeping the weights' step fixed
-    gives the exponent 0 (Adam) or -slope(G) (SGD); keeping the logits' step fixed gives
-    -alpha (Adam) or -(alpha + slope(G)) (SGD).
+    A rule's factor is c = d_k^(-alpha) (:data:`sdpa.plane.EXPONENTS`), so c/s =
+    d_k^(1/2 - alpha) over s = 1/sqrt(d_k) (+1/2 for none, -1/2 for 1/d_k), and every rule
+    starts W_Q and W_K from the same draw. One step at rate lr moves W_Q and W_K by about lr
+    under Adam (whatever their gradient's size) and by G lr under SGD, G the ratio of their
+    gradients to the 1/sqrt(d_k) head's; the logits, c/s times more sensitive to W_Q and
+    W_K, move c/s times further. Keeping the weights' step fixed gives the exponent 0 (Adam)
+    or -slope(G) (SGD); keeping the logits' step fixed gives -(1/2 - alpha) (Adam) or
+    -(slope(G) + 1/2 - alpha) (SGD).
 
     If the loss's gradient at the logits did not depend on the factor, G would be c/s and
-    its slope alpha (the default). Saturation breaks that: ``gradient_slope`` takes the
+    its slope 1/2 - alpha (the default). Saturation breaks that: ``gradient_slope`` takes the
     measured slope of G against d_k instead (:func:`gradient_ratios`).
     """
     if invariant not in INVARIANTS:
         raise ValueError(f"invariant must be one of {INVARIANTS}, not {invariant!r}")
-    alpha = {Scale.NONE: 0.5, Scale.INV_SQRT: 0.0, Scale.INV: -0.5}[rule]
-    g = alpha if gradient_slope is None else gradient_slope
+    excess = 0.5 - EXPONENTS[rule]  # c/s = d_k^excess
+    g = excess if gradient_slope is None else gradient_slope
     weights = 0.0 if optimizer == "adam" else g  # the weights' step per unit rate, as d_k^x
-    return 0.0 - (weights if invariant == "weights" else weights + alpha)  # (0.0 - 0.0 is +0)
+    return 0.0 - (weights if invariant == "weights" else weights + excess)  # (0.0 - 0.0 is +0)
 
 
 def vertex(curve: torch.Tensor, lrs: tuple[float, ...]) -> float:
@@ -69,6 +70,19 @@ def best_rates(result: PlaneResult, point: tuple[int, int]) -> tuple[float, list
     loss = result.loss[result.points.index(point)].log()  # (lrs, choose seeds)
     return (vertex(loss.mean(-1), result.lrs),
             [vertex(loss[:, s], result.lrs) for s in range(loss.shape[-1])])
+
+
+def best_limit(result: PlaneResult, point: tuple[int, int]) -> str:
+    """What bounds the best shared rate at ``point`` (the choice seeds' mean): ``"edge"``
+    when it is the first or last rate of the window (the best may lie beyond),
+    ``"stability"`` when the next rate up diverged on a choice seed (the best is the fastest
+    rate that trains: a stability limit, not an optimum between slower and faster rates),
+    else ``""``."""
+    loss = result.loss[result.points.index(point)]  # (lrs, choose seeds), inf where diverged
+    i = int(loss.log().mean(-1).argmin())
+    if i in (0, len(result.lrs) - 1):
+        return "edge"
+    return "stability" if not torch.isfinite(loss[i + 1]).all() else ""
 
 
 def slope(d_ks, values) -> float:

@@ -21,7 +21,7 @@ from sdpa.plots import SCALE_COLORS
 from sdpa.sizes import sizes
 from sdpa.stats import t_interval
 from sdpa.training import OPTIMIZER_LABELS
-from sdpa.transfer import (INVARIANTS, best_rates, gradient_ratios, gradient_slope,
+from sdpa.transfer import (INVARIANTS, best_limit, best_rates, gradient_ratios, gradient_slope,
                            predicted_lr_exponent, slope, slope_interval)
 
 PLANE = sizes().plane
@@ -44,6 +44,8 @@ def transfer(plane):
             ratio = [b / s for b, s in zip(best[rule], best[Scale.INV_SQRT])]
             rows.append({
                 "optimizer": optimizer, "rule": rule, "best": best[rule], "seeds": seeds[rule],
+                "limits": [best_limit(planes[(optimizer, d)], rule_step(rule, optimizer))
+                           for d in plane.d_ks],
                 "ratio": ratio,
                 "slope": slope(plane.d_ks, best[rule]),
                 "slope_interval": slope_interval(plane.d_ks, seeds[rule]),
@@ -75,6 +77,11 @@ else:
     def bracket(interval):
         return f"[{interval.low:+.2f}, {interval.high:+.2f}]"
 
+    MARKS = {"edge": " (edge)", "stability": " (stability)", "": ""}
+
+    def rate(value, limit):
+        return f"{value:.3g}{MARKS[limit]}"
+
     def predicted(r, invariant):
         if r["rule"] is Scale.INV_SQRT:
             return "—"
@@ -88,7 +95,8 @@ else:
             ["optimiser", "scaling", *[f"best rate, d_k = {d}" for d in d_ks],
              "slope of the best rate", "slope relative to 1/√d_k",
              *[f"predicted: same {LABELS[i]}" for i in INVARIANTS]],
-            [(OPTIMIZER_LABELS[r["optimizer"]], r["rule"].label, *r["best"],
+            [(OPTIMIZER_LABELS[r["optimizer"]], r["rule"].label,
+              *(rate(b, limit) for b, limit in zip(r["best"], r["limits"])),
               f"{r['slope']:+.2f} {bracket(r['slope_interval'])}",
               "—" if r["rule"] is Scale.INV_SQRT else
               f"{r['relative_slope']:+.2f} {bracket(r['relative_interval'])}",
@@ -103,7 +111,10 @@ else:
             "1/√d_k rule's best rate first. Predicted: the relative slope if the best rate keeps "
             "W_Q and W_K's relative speed the same, or the logits' speed; under SGD, in brackets, "
             "the same prediction from the gradient ratio G measured at initialisation instead "
-            "of the factor's ratio (see the text).",
+            "of the factor's ratio (see the text). (edge): the best grid rate is an end of the "
+            "window, so the best may lie beyond it; (stability): the next rate up diverged on a "
+            "choice seed, so the best rate is the fastest that trains, a stability limit rather "
+            "than an optimum.",
         )
     )
 
@@ -161,12 +172,22 @@ else:
         line = (f"{OPTIMIZER_LABELS[r['optimizer']]}, {r['rule'].label}: relative slope "
                 f"{r['relative_slope']:+.2f} {bracket(interval)}; the interval "
                 f"{words(*inside(interval, r['predicted']), r['predicted'])}")
+        bounded = [f"{d} ({limit})" for d, limit in zip(d_ks, r["limits"]) if limit]
+        if bounded:
+            line += (f"; its best rate at d_k = {', '.join(bounded)} is bounded by the grid or by "
+                     "divergence, so this slope is not one of optima alone")
         if r["optimizer"] == "sgd":
             line += (f"; with the measured gradient ratio (slope {r['gradient_slope']:+.2f}) it "
                      f"{words(*inside(interval, r['measured_g']), r['measured_g'])}")
         lines.append(line)
     print(f"Which predictions each measured slope's interval holds ({len(PLANE.choose_seeds)} "
           "choice seeds, 95% t intervals):\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")
+    readings = sum(len(INVARIANTS) * (1 + (r["optimizer"] == "sgd"))
+                   for r in result if r["rule"] is not Scale.INV_SQRT)
+    print(f"The list reads {readings} predictions against {len(lines)} intervals, each on "
+          f"{len(PLANE.choose_seeds) - 1} degrees of freedom and uncorrected for their number: "
+          "were every prediction right, about one reading in twenty would still say \"excludes\" "
+          "by chance.\n")
 
     def change(optimizer):
         """1/sqrt(d_k)'s best rate at the largest d_k over at the smallest, seed by seed: its
@@ -175,16 +196,23 @@ else:
         interval = t_interval([math.log(b / a) for a, b in zip(seeds[0], seeds[-1])])
         return [math.exp(x) for x in (interval.mean, interval.low, interval.high)]
 
+    def bound(optimizer):
+        """Where 1/sqrt(d_k)'s best rate at an end of the head sizes is not an optimum."""
+        ends = zip(d_ks, at[(optimizer, Scale.INV_SQRT)]["limits"])
+        return "".join(f" (its best rate at d_k = {d}: {limit})" for d, limit in ends
+                       if limit and d in (d_ks[0], d_ks[-1]))
+
     serve = {optimizer: change(optimizer) for optimizer in PLANE.optimizers}
     print("Does one rate serve every head size? With 1/√d_k, the best rate at d_k = "
           f"{d_ks[-1]} over the best rate at d_k = {d_ks[0]} (geometric mean over the choice "
           "seeds, 95% t interval): "
           + "; ".join(f"{OPTIMIZER_LABELS[o]} ×{m:.2f} [{lo:.2f}, {hi:.2f}]"
-                      + (" (the interval holds 1)" if lo < 1 < hi else "")
+                      + (" (the interval holds 1)" if lo < 1 < hi else "") + bound(o)
                       for o, (m, lo, hi) in serve.items()) + ".\n")
     moved = [OPTIMIZER_LABELS[o] for o, (_, lo, hi) in serve.items() if hi < 1 or lo > 1]
     if moved:
-        print('!!! correction "Correction: one learning rate does not serve every head size here"'
+        print(f'!!! correction "Correction: under {" and ".join(moved)}, one learning rate '
+              'does not serve every head size here"'
               "\n    A common argument for the factor is that, by keeping the logits' spread the "
               "same at every width, it lets one set of hyperparameters work across model "
               f"sizes. In these runs the 1/√d_k head's best {' and '.join(moved)} rate moves "

@@ -12,7 +12,7 @@ final losses and its 95% t interval.
 import sdpa
 from sdpa.plane import SETTING_LABELS
 from sdpa.sizes import sizes
-from sdpa.stats import paired
+from sdpa.stats import chance_note, paired
 from sdpa.training import OPTIMIZER_LABELS
 from sdpa.tuning import run_budgets
 
@@ -68,7 +68,8 @@ print(sdpa.markdown_table(
     caption="Each setting re-tuned at each budget: final loss (geometric mean over "
     f"{len(STUDY.plane.confirm_seeds)} fresh seeds) at the shared rate chosen for that budget, "
     "its ratio to the best point's on the same seeds with a 95% t interval, and what that "
-    "interval says. (edge): the chosen rate is the window's first or last.",
+    "interval says. (edge): the chosen rate is the window's first or last. "
+    + chance_note(sum(at["ratio"] is not None for r in result for at in r["at"].values())) + ".",
 ))
 
 

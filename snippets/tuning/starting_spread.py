@@ -4,25 +4,46 @@ At each starting spread the unscaled head and the 1/sqrt(d_k) head start from th
 weights, W_Q and W_K drawn so that the unscaled logits have that standard deviation, and
 each is tuned alike (``sdpa.plane.run_spreads``). Per spread: the unscaled loss minus the
 scaled loss on the fresh seeds, paired by seed, with a 95% t interval, and the ratio of the
-two losses. The line under the table sorts the spreads by what their intervals show.
+two losses, and each rule's chosen shared rate and W_Q/W_K rate step w, marked where the
+choice is an end of what was measured. The line under the table sorts the spreads by what
+their intervals show.
 """
 
 import sdpa
 from sdpa.attention import Scale
 from sdpa.plane import run_spreads
 from sdpa.sizes import sizes
-from sdpa.stats import paired
+from sdpa.stats import chance_note, paired
 from sdpa.tuning import draw_costs
 
 STUDY = sizes().spreads
+
+
+RULES = (Scale.NONE, Scale.INV_SQRT)
+
+
+def choice(study, out, rule, spread):
+    """A rule's chosen setting at a spread: its shared rate and w, and which is on an edge."""
+    arm, lr = out.chosen[(rule, spread)]
+    lrs, w = study.plane.lrs(study.optimizer), study.w_steps[study.arms(rule, spread).index(arm)]
+    return {"lr": lr, "w": w, "lr_edge": lr in (lrs[0], lrs[-1]),
+            "w_edge": len(study.w_steps) > 1 and w in (study.w_steps[0], study.w_steps[-1])}
 
 
 def recall_points(study):
     out = run_spreads(study)
     pairs = [(x, out.confirm[(Scale.NONE, x)], out.confirm[(Scale.INV_SQRT, x)])
              for x in out.spreads]
-    return [{"spread": x, "difference": paired(a, b), "log_ratio": paired(a, b, log=True)}
+    return [{"spread": x, "difference": paired(a, b), "log_ratio": paired(a, b, log=True),
+             "chosen": {rule.value: choice(study, out, rule, x) for rule in RULES}}
             for x, a, b in pairs]
+
+
+def setting(c, study=STUDY):
+    """``0.01, w = 1`` with ``(edge)`` after each choice at an end of what was measured (w
+    only where the study tunes it)."""
+    w = f", w = {c['w']}" + " (edge)" * c["w_edge"] if len(study.w_steps) > 1 else ""
+    return f"{c['lr']:.3g}" + " (edge)" * c["lr_edge"] + w
 
 
 result = recall_points(STUDY)
@@ -30,8 +51,9 @@ result = recall_points(STUDY)
 figure = sdpa.Figure(
     "starting-spread",
     caption="What dropping the factor costs one recall head, against how wide the unscaled "
-    f"logits start (d_k = {STUDY.d_k}, Adam, {STUDY.plane.steps} steps), both rules tuned at "
-    "every spread. Dashed: the named spreads of the table below. Above zero: the head "
+    f"logits start (d_k = {STUDY.d_k}, Adam, {STUDY.plane.steps} steps), each rule's "
+    + ("shared rate and W_Q/W_K rate" if len(STUDY.w_steps) > 1 else "shared rate alone")
+    + " tuned at every spread. Dashed: the named spreads of the table below. Above zero: the head "
     f"without the factor ends higher. Bars: 95% t intervals over {len(STUDY.plane.confirm_seeds)} "
     "fresh seeds, paired by seed.",
     alt="The loss difference between the unscaled and the scaled recall head against the "
@@ -47,13 +69,21 @@ print(figure.html)
 
 print(sdpa.markdown_table(
     ["starting spread", "what it is", "without − with the factor (nats)",
-     "without / with (ratio)"],
+     "without / with (ratio)", *(f"{rule.label}: chosen rate" + ", w" * (len(STUDY.w_steps) > 1)
+                                 for rule in RULES)],
     [(p["spread"], next((n for n, x in STUDY.named if x == p["spread"]), "—"),
-      str(p["difference"]), p["log_ratio"].ratio()) for p in result],
-    align="rlrr",
+      str(p["difference"]), p["log_ratio"].ratio(),
+      *(setting(p["chosen"][rule.value]) for rule in RULES)) for p in result],
+    align="rlrrll",
     caption="The figure's points: mean difference over the fresh seeds and its 95% t "
     "interval, and the ratio of the two losses, paired by seed (one seed that stays stuck "
-    "widens the difference's interval more than the ratio's).",
+    "widens the difference's interval more than the ratio's). Each rule's setting as the "
+    f"{len(STUDY.plane.choose_seeds)} choice seeds chose it: the shared rate"
+    + (f", and w, its W_Q/W_K rate step (they learn at d_k^(−w/4) times the rate of their "
+       f"rule's default; w from {STUDY.w_steps[0]} to {STUDY.w_steps[-1]})"
+       if len(STUDY.w_steps) > 1 else " (this build keeps each rule's W_Q/W_K rate at its "
+       "default)") + "; (edge): the choice is an end of what was measured. "
+    + chance_note(len(result)) + " (the ratio's).",
 ))
 
 

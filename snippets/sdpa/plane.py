@@ -141,6 +141,13 @@ class Plane:
         return self.experiment(optimizer, d_k, arms, self.lrs(optimizer), self.choose_seeds)
 
 
+def below_divergence(loss: torch.Tensor, i: int) -> bool:
+    """Whether the rate after index ``i`` diverged on a choice seed (``loss``: (lrs, seeds),
+    inf where a run diverged): a rate chosen at ``i`` is then the fastest that trains, a
+    stability limit rather than an optimum between slower and faster rates."""
+    return i + 1 < len(loss) and not bool(torch.isfinite(loss[i + 1]).all())
+
+
 #: The names of a plane's confirmed settings: each rule's default, the best point of the
 #: u = 0 column (the unscaled start at its best W_Q/W_K rate: "column") and the plane's best.
 SETTINGS = ("none", "inv_sqrt", "inv", "column", "best")
@@ -184,6 +191,12 @@ class PlaneResult:
             inside &= us[0] < u < us[-1]
         return inside
 
+    def stability(self, name: str) -> bool:
+        """Whether a setting's chosen shared rate sits just below one that diverged at its
+        point on a choice seed (:func:`below_divergence`)."""
+        point, lr = self.settings[name]
+        return below_divergence(self.loss[self.points.index(point)], self.lrs.index(lr))
+
     def diverged(self, name: str) -> int:
         """How many of a confirmed setting's fresh seeds diverged."""
         return int((~torch.isfinite(self.confirm[name])).sum())
@@ -226,7 +239,8 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
             intervals += name != "best" and r.versus_best(name) is not None
             point, lr = r.settings[name]
             rows.append((OPTIMIZER_LABELS[optimizer], d_k, SETTING_LABELS[name], f"{point}",
-                         f"{lr:.3g}" + ("" if r.interior(name) else " (edge)"), loss(r, name),
+                         f"{lr:.3g}" + ("" if r.interior(name) else " (edge)")
+                         + (" (stability)" if r.stability(name) else ""), loss(r, name),
                          ratio(r, name)))
     column = any(len(r.points) > 3 for r in results.values())
     return markdown_table(
@@ -239,7 +253,9 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
         f"{len(plane.confirm_seeds)} fresh seeds at the shared rate the "
         f"{len(plane.choose_seeds)} choice seeds chose. Last column: the setting's loss over "
         "the best point's, seed by seed, with a 95% t interval. (edge): the chosen rate, or "
-        f"the chosen point, lies on the edge of what was measured. {chance_note(intervals)}.")
+        "the chosen point, lies on the edge of what was measured; (stability): the next rate "
+        "up diverged there on a choice seed, so the chosen rate is the fastest that trains, a "
+        f"stability limit rather than an optimum. {chance_note(intervals)}.")
 
 
 def _choose(plane: Plane, optimizer: Optimizer, d_k: int,

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from sdpa.attention import Scale
-from sdpa.plane import EXPONENTS, Plane, PlaneResult
+from sdpa.plane import EXPONENTS, Plane, PlaneResult, below_divergence
 from sdpa.recall import Arm, Optimizer, recall_at_init
 from sdpa.runtime import memo
 from sdpa.stats import Interval, t_interval
@@ -82,7 +82,7 @@ def best_limit(result: PlaneResult, point: tuple[int, int]) -> str:
     i = int(loss.log().mean(-1).argmin())
     if i in (0, len(result.lrs) - 1):
         return "edge"
-    return "stability" if not torch.isfinite(loss[i + 1]).all() else ""
+    return "stability" if below_divergence(loss, i) else ""
 
 
 def slope(d_ks, values) -> float:

@@ -69,15 +69,26 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
         except (OSError, ValueError):
             return {}
 
+    def swept(s: dict) -> str:
+        if "blocks" not in s:  # consecutive offsets share most of their seeds
+            return (f"{s['tests']} claim tests swept at {len(s['offsets'])} consecutive seed offsets "
+                    f"({_offsets(s['offsets'])}), which share most of their seeds: not independent draws "
+                    f"({s['date']}).")
+        return (f"{s['tests']} claim tests ({s['claims']:,} recorded claims) certified on "
+                f"{len(s['blocks'])} independent seed blocks ({_offsets(s['blocks'])}: every seed moved by a "
+                f"multiple of {s['seed_block']:,}, so no two blocks share one), {s['failed']} failing on any, "
+                f"{s['under']} with a margin under three standard deviations over the blocks, the smallest "
+                f"{s['min_margin']:.1f}; their words were settled on {s['settled_on']}, which the "
+                f"certifying blocks do not include ({s['date']}).")
+
     sweeps, build = read("claims-sweeps.json"), read("full-build.json")
-    lines = [f"- The {profile} profile's claims: " + (
-        f"{s['tests']} claim tests swept at {len(s['offsets'])} seed offsets ({_offsets(s['offsets'])}), "
-        f"{s['failed']} failing at some offset, the smallest margin {s['min_margin']:.1f} standard deviations "
-        f"over the offsets ({s['date']})." if (s := sweeps.get(profile)) else "no sweep of them all recorded yet.")
-        for profile in env.PROFILES]
+    lines = [f"- The {profile} profile's claims: " + (swept(s) if (s := sweeps.get(profile))
+                                                      else "no sweep of them all recorded yet.")
+             for profile in env.PROFILES]
     # A profile's claims swept in parts (a page's tests at a time), until a sweep of them all.
     lines += [f"- The {part['profile']} profile's claims of {part['pages']}: {part['tests']} claim tests at "
-              f"seed offsets {_offsets(part['offsets'])}, {part['failed']} failing, " + (
+              f"consecutive seed offsets {_offsets(part['offsets'])} (which share most of their seeds, so "
+              f"fewer independent draws than offsets), {part['failed']} failing, " + (
                   f"{part['under']} of {part['claims']:,} recorded claims with a margin under three standard "
                   f"deviations, the smallest {part['min_margin']:.1f}" if len(part["offsets"]) > 1
                   else "no margin yet (it needs two offsets or more)")

@@ -169,7 +169,8 @@ def test_the_build_report_says_how_the_claims_were_swept_and_the_full_build_took
     from sitebuild import report
 
     (tmp_path / "claims-sweeps.json").write_text(json.dumps({"quick": {
-        "offsets": list(range(20)), "tests": 80, "claims": 900, "failed": 0, "crashed": 0, "min_margin": 3.41,
+        "blocks": list(range(11, 21)), "seed_block": 10_000_000, "settled_on": "offsets 0–19 and blocks 1–10",
+        "tests": 80, "claims": 900, "failed": 0, "crashed": 0, "under": 0, "min_margin": 3.41,
         "date": "2026-12-03"}}))
     (tmp_path / "full-build.json").write_text(json.dumps({"build_s": 2593.0, "claims_s": 18.9, "cores": 2,
                                                           "date": "2026-12-02"}))
@@ -177,10 +178,14 @@ def test_the_build_report_says_how_the_claims_were_swept_and_the_full_build_took
         "profile": "full", "pages": "temperature", "offsets": [0, 1, 2], "tests": 22, "failed": 0, "claims": 256,
         "under": 7, "min_margin": 2.2, "date": "2026-12-03"}]}))
     text = report.records_markdown(tmp_path)
-    assert "80 claim tests swept at 20 seed offsets (0–19), 0 failing at some offset" in text
-    assert ("full profile's claims of temperature: 22 claim tests at seed offsets 0–2, 0 failing, 7 of 256 "
+    assert ("80 claim tests (900 recorded claims) certified on 10 independent seed blocks (11–20: every seed "
+            "moved by a multiple of 10,000,000, so no two blocks share one), 0 failing on any, 0 with a margin "
+            "under three standard deviations over the blocks, the smallest 3.4; their words were settled on "
+            "offsets 0–19 and blocks 1–10, which the certifying blocks do not include") in text
+    assert ("full profile's claims of temperature: 22 claim tests at consecutive seed offsets 0–2 (which share "
+            "most of their seeds, so fewer independent draws than offsets), 0 failing, 7 of 256 "
             "recorded claims with a margin under three standard deviations, the smallest 2.2") in text
-    assert "3.4 standard deviations" in text and "full profile's claims: no sweep of them all recorded yet" in text
+    assert "full profile's claims: no sweep of them all recorded yet" in text
     assert "43.2 minutes (2,593 s) on 2 cores, and its claims, reading its store, 19 s more" in text
 
 

@@ -14,7 +14,7 @@ import pytest
 from sdpa.attention import Scale
 from sdpa.plane import SETTING_LABELS, SETTINGS, rule_step, settings_table
 from sdpa.sizes import SIZES, sizes
-from sdpa.stats import paired
+from sdpa.stats import chance_note, paired
 from sdpa.training import OPTIMIZER_LABELS
 
 from harness import DOCS
@@ -197,7 +197,11 @@ def test_the_line_under_the_budgets_says_what_the_intervals_show(run_snippet):
             cells = next([c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
                          if line.startswith(f"| {OPTIMIZER_LABELS[row['optimizer']]} | {row['d_k']} | "
                                             f"{SETTING_LABELS[row['setting']]} |"))
-            assert cells[3 + list(budgets).index(steps)].endswith(f": {words}"), (row, steps, cells)
+            cell = cells[3 + list(budgets).index(steps)]
+            assert cell.endswith(f": {words}"), (row, steps, cells)
+            assert ("(stability)" in cell) == row["at"][steps]["stability"], (row, steps, cells)
+    intervals = sum(at["ratio"] is not None for r in rows for at in r["at"].values())
+    assert chance_note(intervals) in text
 
 
 @pytest.mark.claims
@@ -243,12 +247,14 @@ def test_the_reading_says_what_the_intervals_show(run_snippet):
     planes = run.namespace["result"]["planes"]
     for row, ((optimizer, d_k), r) in zip(run.namespace["reading"](planes), planes.items()):
         assert row[:2] == (OPTIMIZER_LABELS[optimizer], d_k)
-        assert f"| {row[0]} | {d_k} | {row[2]} | {row[3]} |" in run.output, row
+        assert f"| {row[0]} | {d_k} | {row[2]} | {row[3]} | {row[4]} |" in run.output, row
         for name in ("none", "inv_sqrt", "inv"):
             v = r.versus_best(name)
             label = SETTING_LABELS[name]
-            above = v is None or v.low > 0
+            above, below = v is None or v.low > 0, v is not None and v.high < 0
             assert (f"{label} ×" in row[3] or f"{label} (some" in row[3]) == above, (row, name)
+            assert (f"{label} ×" in row[4]) == below, (row, name)
+            assert (label in row[2].split(", ")) == (not above and not below), (row, name)
 
 
 def test_the_settings_table_marks_every_setting_on_an_edge(planes):
@@ -257,8 +263,17 @@ def test_the_settings_table_marks_every_setting_on_an_edge(planes):
     under Adam is): where the plane did not reach, the table says so."""
     edges = sum(not r.interior(name) for r in planes.values() for name in SETTINGS
                 if name != "column" or len(r.points) > 3)  # the column's row: a grid's alone
-    rows = [line for line in settings_table(PLANE, planes).splitlines() if line.startswith("|")]
+    table = settings_table(PLANE, planes)
+    rows = [line for line in table.splitlines() if line.startswith("|")]
     assert sum(row.count("(edge)") for row in rows) == edges
+    # "(stability)": the chosen rate sits just below one that diverged at its point
+    limits = sum(r.stability(name) for r in planes.values() for name in SETTINGS
+                 if name != "column" or len(r.points) > 3)
+    assert sum(row.count("(stability)") for row in rows) == limits
+    # the caption says how many intervals it prints and what chance alone would do with them
+    intervals = sum(r.versus_best(name) is not None for r in planes.values() for name in SETTINGS
+                    if name != "best" and (name != "column" or len(r.points) > 3))
+    assert chance_note(intervals) in table
 
 
 @pytest.mark.parametrize("snippet", ["tuning/plane_table.py", "tuning/block.py"])

@@ -88,6 +88,13 @@ class BudgetRun:
     confirm: torch.Tensor  # (confirm seeds,) final loss at the chosen rate
     interior: bool  # the chosen rate lies strictly inside the window
 
+    @property
+    def stability(self) -> bool:
+        """Whether the next rate up diverged on a choice seed: the chosen rate is then the
+        fastest that trains, a stability limit rather than an optimum."""
+        i = int(self.choose_loss.argmin())
+        return i + 1 < len(self.choose_loss) and not bool(torch.isfinite(self.choose_loss[i + 1]))
+
 
 @memo
 def run_budgets(study: BudgetStudy) -> dict[tuple[int, Optimizer, int, str], BudgetRun]:

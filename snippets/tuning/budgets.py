@@ -32,7 +32,8 @@ def budgets(study):
                     best = runs[(steps, optimizer, d_k, "best")]
                     finite = bool(run.confirm.isfinite().all() and best.confirm.isfinite().all())
                     row["at"][steps] = {
-                        "lr": run.lr, "interior": run.interior, "loss": run.confirm,
+                        "lr": run.lr, "interior": run.interior, "stability": run.stability,
+                        "loss": run.confirm,
                         "geomean": run.confirm.log().mean().exp().item(),
                         "ratio": None if name == "best" or not finite else paired(
                             run.confirm, best.confirm, log=True)}
@@ -53,7 +54,8 @@ def verdict(ratio):
 
 
 def cell(setting, at):
-    text = f"{at['geomean']:.3g} at {at['lr']:.3g}" + ("" if at["interior"] else " (edge)")
+    text = (f"{at['geomean']:.3g} at {at['lr']:.3g}" + ("" if at["interior"] else " (edge)")
+            + (" (stability)" if at["stability"] else ""))
     if setting == "best":
         return text
     ratio = f", {at['ratio'].ratio()}" if at["ratio"] is not None else ""
@@ -68,7 +70,8 @@ print(sdpa.markdown_table(
     caption="Each setting re-tuned at each budget: final loss (geometric mean over "
     f"{len(STUDY.plane.confirm_seeds)} fresh seeds) at the shared rate chosen for that budget, "
     "its ratio to the best point's on the same seeds with a 95% t interval, and what that "
-    "interval says. (edge): the chosen rate is the window's first or last. "
+    "interval says. (edge): the chosen rate is the window's first or last; (stability): the "
+    "next rate up diverged on a choice seed, so the chosen rate is the fastest that trains. "
     + chance_note(sum(at["ratio"] is not None for r in result for at in r["at"].values())) + ".",
 ))
 

@@ -33,8 +33,14 @@ OWN_WORDS = 5
 LINK_WORDS = 8
 
 
+BOX = re.compile(r'^(?:\?\?\?\+?|!!!) [\w-]+(?: "([^"]*)")?$')
+
+
 def blocks(markdown: str) -> list[str]:
-    """The Markdown's blocks: fences whole, then paragraphs and list items."""
+    """The Markdown's blocks: fences whole, then paragraphs and list items. A box (``???``
+    or ``!!!``) is its title line, a block of its own, then its body's blocks, dedented."""
+    markdown = re.sub(r'^((?:\?\?\?\+?|!!!) .*)$', r"\1\n", markdown, flags=re.M)
+    markdown = re.sub(r"^    ", "", markdown, flags=re.M)
     out: list[str] = []
     for part in re.split(r"(^```.*?^```$)", markdown, flags=re.S | re.M):
         if part.startswith("```"):
@@ -67,6 +73,10 @@ def check(block: str, page: str) -> str | None:
         return None if INCLUDE.match(block) else f"an include that is not a verdict section: {block}"
     if block.startswith("#"):
         return None  # a heading: the page's structure
+    box = BOX.match(block)
+    if box:  # a box's title: a question, or a label of at most five words
+        title = box.group(1) or ""
+        return None if title.endswith("?") or len(own_words(title)) <= OWN_WORDS else f"a box titled {title!r}"
     for text in re.findall(r"\[([^\]]*)\]\(", block):
         if len(text.split()) > LINK_WORDS:
             return f"a link text of {len(text.split())} words: {text!r}"
@@ -104,7 +114,7 @@ def test_every_home_claim_is_a_question_a_verdict_included_and_a_link():
 
 def test_the_interview_says_nothing_in_its_own_words():
     page = (DOCS / "interview.md").read_text()
-    body = region(page, "\n## ", "\n## Sources")
+    body = region(page, "\n## ", '\n??? quote "Sources"')
     broken = [f"{why}\n    in: {block[:120]!r}" for block in blocks(body) if (why := check(block, "interview"))]
     assert not broken, "interview blocks that are not includes, questions or links:\n" + "\n".join(broken)
     # the answer at three lengths
@@ -117,6 +127,10 @@ def test_the_rule_itself():
     assert check('--8<-- "interview/key_numbers.py"', "interview")
     assert check("**Does LayerNorm remove the need?**\nEvidence: [practice](practice.md).", "x") is None
     assert check("- “Gemma 2 ships QK-norm.” [Who uses what](qk-norm.md#who-uses-what).", "x") is None
+    assert check('??? question "Does LayerNorm remove the need for the factor?"', "x") is None
+    assert check('??? question "LayerNorm does not replace the factor at any width"', "x")
+    assert blocks('??? question "Q?"\n    --8<-- "verdicts/practice.md:layernorm"\n\n    Evidence: [a](b.md).\n') == [
+        '??? question "Q?"', '--8<-- "verdicts/practice.md:layernorm"', "Evidence: [a](b.md)."]
     assert check("No learning rate rescues the unscaled start within 150 steps.", "x")
     assert check("Evidence: [no learning rate rescues the unscaled start within its budget](t.md).", "x")
 

@@ -48,13 +48,10 @@ print(
           f"{r['one_hot']:.1%}, {r['one_hot_default']:.1%}",
           ", ".join(sdpa.fmt(r[k]) for k in ("keys_unit", "keys_default", "keys_scaled")))
          for r in result],
-        caption=f"Unit: unit-variance q and k; default: PyTorch's nn.Linear initialisation "
-        f"(components of variance 1/3). Rows of {N_KEYS} keys, unscaled unless marked scaled. "
-        "The gap is the largest minus the smallest logit of a row, a measure of its spread. The "
-        "lead is the largest minus the second largest; e^lead, from the median lead, is how "
-        "many times more weight the best key gets than the second best. The lead, not the gap, "
-        f"decides how peaked a row is. One-hot: a largest weight above {survey.ONE_HOT}. Keys in "
-        "play: the median of e^entropy (64 for a uniform row). The same measurements appear on "
-        "the derivation and failure-modes pages.",
+        caption=f"Rows of {N_KEYS} keys, unscaled unless marked scaled. Unit: unit-variance q "
+        "and k; default: PyTorch's nn.Linear initialisation (components of variance 1/3). Gap: "
+        "the largest minus the smallest logit of a row. e^lead: how many times more weight the "
+        "best key gets than the runner-up, in the median row. One-hot: a largest weight above "
+        f"{survey.ONE_HOT}. Keys in play: the median e^entropy (64 for a uniform row).",
     )
 )

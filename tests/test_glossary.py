@@ -73,7 +73,7 @@ def test_what_the_definitions_of_saturation_and_gap_say():
     assert "at dₖ = 64 and 128" in saturation
     assert "section on what a saturated row does to the gradient" in saturation
     page = (REPO / "docs" / "failure-modes.md").read_text()
-    assert "### What a saturated row does to the gradient" in page
+    assert "### Does a saturated row kill the gradient? {#what-a-saturated-row-does-to-the-gradient}" in page
     # the Frobenius entry names where the site uses it: the limits page's soft-capping table
     assert "limits page's soft-capping table" in defined["Frobenius norm"]
     assert "Frobenius norm of the Jacobian" in (REPO / "snippets" / "limits" / "soft_capping.py").read_text()

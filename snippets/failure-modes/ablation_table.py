@@ -92,10 +92,9 @@ print(
             for r in sorted(result, key=lambda r: (r.optimizer, r.arm.init != "unit", r.d_k))
         ],
         align="llrlrrrrr",
-        caption=f"{n_seeds} seeds per arm. Entropies and ratios are means over seeds. Entropy is "
-        f"in nats; a uniform row over {n_pairs} pairs has ln {n_pairs} ≈ {math.log(n_pairs):.2f}. "
-        "Steps are the median over seeds, given when every seed got there, recorded every "
-        f"{ABLATION.record_every} steps, "
-        f"{ABLATION.steps} steps in all. Chance loss is ln {n_values} ≈ {math.log(n_values):.2f}.",
+        caption=f"{n_seeds} seeds per arm; entropies (nats, uniform ln {n_pairs} ≈ "
+        f"{math.log(n_pairs):.2f}) and ratios are means over seeds. Steps: the median over seeds, "
+        f"where every seed got there (recorded every {ABLATION.record_every} of {ABLATION.steps}). "
+        f"Chance loss: ln {n_values} ≈ {math.log(n_values):.2f}.",
     )
 )

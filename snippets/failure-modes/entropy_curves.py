@@ -20,8 +20,7 @@ n_pairs = ABLATION.n_pairs
 figure = sdpa.Figure(
     "failure-modes-entropy",
     caption="Mean attention entropy of the query row against step, same runs and layout as the "
-    f"loss figure. Dotted: a uniform row, ln {n_pairs}. Unscaled heads start low; scaled heads "
-    "start near uniform and then sharpen as they learn which key to read.",
+    f"loss figure. Dotted: a uniform row, ln {n_pairs}.",
     alt="Six panels of entropy curves. The unscaled arm starts well below the uniform line; the "
     "1/sqrt(d_k) and 1/d_k arms start near it and fall as training proceeds.",
     nrows=2,

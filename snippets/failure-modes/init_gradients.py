@@ -72,10 +72,9 @@ print(
         ],
         align="lrlrrrrrr",
         caption="Frobenius norms of the loss gradient at initialisation, mean of "
-        f"{N_BATCHES} batches of {TASK['batch']} sequences ({TASK['n_pairs']} pairs each) and "
-        f"{len(TASK['seeds'])} seeds. Top 10% share: the fraction of the summed squared "
-        "per-example query gradient carried by the tenth of examples with the largest one. An "
-        "even spread gives 10%. Entropy is the query row's, in nats; a uniform row has "
-        f"ln {TASK['n_pairs']} ≈ {math.log(TASK['n_pairs']):.2f}.",
+        f"{N_BATCHES} batches of {TASK['batch']} sequences and {len(TASK['seeds'])} seeds. Top 10% "
+        "share: the share of the summed squared per-example query gradient carried by the tenth "
+        "of examples with the largest one (10% if even). Entropy: the query row's, in nats "
+        f"(uniform: ln {TASK['n_pairs']} ≈ {math.log(TASK['n_pairs']):.2f}).",
     )
 )

@@ -1,7 +1,7 @@
 """The softmax Jacobian against the logit scale: small when flat, small when one-hot.
 
-Rows of N_KEYS logits, each σ_z times a standard-normal draw, for logit standard deviations σ_z
-from 0.01 to 30. For each σ_z: the mean spectral norm and the mean trace of
+Rows of N_KEYS logits, each a standard-normal draw times the logits' standard deviation, from
+0.01 to 30. For each standard deviation: the mean spectral norm and the mean trace of
 J = diag(p) - p p^T. The markers are the rows of ``sdpa.survey`` (the rows the saturation
 table measures), placed at their logit standard deviation: scaled (about 1 at any d_k),
 unscaled with unit-variance q and k (about sqrt(d_k)), and unscaled with PyTorch's default
@@ -61,11 +61,9 @@ print(
 figure = sdpa.Figure(
     "failure-modes-jacobian",
     caption=f"Spectral norm and trace of the softmax Jacobian for rows of {N_KEYS} keys, against "
-    "the standard deviation of the logits (log scale). The spectral norm is small at both ends "
-    f"(1/{N_KEYS} for a flat row, towards 0 for a one-hot row). It peaks at a few units, where "
-    "two or three keys compete. The dotted line is its ceiling 1/2, a two-way tie. The trace, "
-    f"the sum over all directions, is largest for a flat row (1 − 1/{N_KEYS}) and falls "
-    "steadily. Markers: where scaled and unscaled rows of real heads start.",
+    "the standard deviation of the logits. The spectral norm peaks where two or three keys "
+    "compete (dotted: its ceiling 1/2); the trace falls steadily. Markers: where scaled and "
+    "unscaled rows of real heads start.",
     alt="Two curves against logit scale: the trace starts near 1 and falls as the scale grows; "
     "the spectral norm starts near zero, peaks at a few units and falls again; markers show the "
     "scaled rows at scale 1 and the unscaled rows at larger scales.",
@@ -81,6 +79,7 @@ with figure as ax:
     for r, color, marker in zip(result["marked"], sdpa.PALETTE[2:], "osD^v"):
         ax.plot([r["std"]], [r["spectral_norm"]], marker, color=color, ms=7, label=label(r))
         ax.plot([r["std"]], [r["trace"]], marker, color=color, ms=7)
-    ax.set(xscale="log", xlabel="logit standard deviation σ_z", ylabel="size of J", ylim=(0, 1.0))
+    ax.set(xscale="log", xlabel="standard deviation of the logits", ylabel="size of J",
+           ylim=(0, 1.0))
     ax.legend(fontsize=7, loc="upper left")
 print(figure.html)

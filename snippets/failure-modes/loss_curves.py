@@ -2,9 +2,10 @@
 
 Associative recall (8 key/value pairs, 32 possible values) learned by one attention
 head, for the arms no scaling, 1/sqrt(d_k) and 1/d_k, at d_k = 16, 64 and 256, with
-both initialisations and three seeds, all trained as one batched computation per
-(optimiser, d_k) by ``sdpa.ablation.run_ablation`` (memoised: the other figures and
-tables of this page reuse the same runs).
+both initialisations and the profile's seeds (three in the quick build, five in the full),
+all trained as one batched computation per (optimiser, d_k) by
+``sdpa.ablation.run_ablation`` (memoised: the other figures and tables of this page reuse
+the same runs).
 """
 
 import math
@@ -22,12 +23,12 @@ n_seeds = len(ABLATION.seeds)
 
 figure = sdpa.Figure(
     "failure-modes-loss",
-    caption="Training loss against step. Top row Adam, bottom row plain SGD; columns are head "
-    f"dimensions. Solid line and band: unit-variance init, mean and min–max over {n_seeds} "
-    f"seeds; dashed: PyTorch's default init, mean over {n_seeds} seeds. Dotted: chance, "
-    f"ln {n_values}. Each point is the loss on that step's fresh batch.",
+    caption="Training loss against step at one fixed rate per optimiser: top row Adam, bottom "
+    f"row plain SGD, columns head dimensions. Solid line and band: unit-variance init, mean and "
+    f"min–max over {n_seeds} seeds; dashed: PyTorch's default init, mean. Dotted: chance, "
+    f"ln {n_values}.",
     alt="Six panels of loss curves for three scalings and two initialisations. Under SGD the "
-    "unscaled arm stays near chance; under Adam it ends higher than the scaled arms, "
+    "unscaled arm stays near chance; under Adam it falls more slowly than the scaled arms, "
     "and at d_k 256 it is still far from zero at the end.",
     nrows=2,
     ncols=3,

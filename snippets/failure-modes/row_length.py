@@ -35,10 +35,10 @@ print(
           scaled["effective_keys"], f"{none['one_hot']:.0%}")
          for d_k in HEAD_DIMS for n in ROW_LENGTHS
          for none, scaled in [(at[d_k, n, Scale.NONE], at[d_k, n, Scale.INV_SQRT])]],
-        caption=f"{survey.N_ROWS:,} queries per row length, unit-variance q and k. ‖J‖₂ is the "
-        "mean spectral norm of the softmax Jacobian. It is at most 1/2, for a tie between two "
-        "keys, and 1/n for a uniform row of n keys. Keys in play is the median of e^entropy. "
-        f"One-hot means a largest weight above {survey.ONE_HOT}; no scaled row is.",
+        caption=f"{survey.N_ROWS:,} queries per row length, unit-variance q and k. ‖J‖₂: the mean "
+        "spectral norm of the softmax Jacobian (at most 1/2; 1/n for a uniform row). Keys in "
+        f"play: the median e^entropy. One-hot: a largest weight above {survey.ONE_HOT}; no "
+        "scaled row is.",
     )
 )
 

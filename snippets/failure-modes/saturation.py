@@ -17,7 +17,7 @@ from sdpa import survey
 from sdpa.attention import Scale
 
 HEAD_DIMS = [8, 16, 32, 64, 128, 256, 512]
-TABLE_DIMS = [8, 64, 128, 512]
+TABLE_DIMS = [8, 64, 128, 256, 512]
 N_KEYS = 64
 #: (label, scale rule, initialisation)
 ARMS = [("q·k, unit init", Scale.NONE, "unit"), ("q·k, default init", Scale.NONE, "default"),
@@ -47,22 +47,20 @@ print(
           r["key_weight"])
          for d_k in TABLE_DIMS for label, *arm in ARMS for r in [pick(d_k, *arm)]],
         caption=f"Rows of {N_KEYS} keys, {survey.N_ROWS:,} queries per head dimension. Largest "
-        "weight and entropy are means over rows. Entropy is in nats; a uniform row has "
-        f"ln {N_KEYS} = {math.log(N_KEYS):.2f}. Keys in play is the median of e^entropy: "
-        f"{N_KEYS} for a uniform row, 1 for a strictly one-hot row. One-hot means a largest "
-        "weight above "
-        f"{survey.ONE_HOT}. The last column is the median over all keys of {N_KEYS} times the "
-        "key's weight; a uniform row gives 1.",
+        f"weight and entropy (nats; uniform: ln {N_KEYS} = {math.log(N_KEYS):.2f}) are means over "
+        f"rows. Keys in play: the median e^entropy. One-hot: a largest weight above "
+        f"{survey.ONE_HOT}. Last column: the median over all keys of {N_KEYS} times the key's "
+        "weight (uniform: 1).",
     )
 )
 
 figure = sdpa.Figure(
     "failure-modes-saturation",
-    caption="Left: the median number of keys in play (e^entropy) against d_k; the dotted line "
-    f"is a uniform row ({N_KEYS} keys). Right: the share of rows whose largest weight exceeds "
-    f"{survey.ONE_HOT}. Unscaled rows lose keys steadily as d_k grows, and with unit-variance q "
-    "and k a growing share becomes one-hot; PyTorch's default initialisation delays both. "
-    "Scaled rows look the same at every d_k; rows divided by d_k drift towards uniform.",
+    caption="Left: the median keys in play against d_k (dotted: a uniform row, "
+    f"{N_KEYS} keys). Right: the share of rows whose largest weight exceeds {survey.ONE_HOT}. "
+    "Unscaled rows lose keys as d_k grows and, with unit-variance q and k, a growing share is "
+    "one-hot; PyTorch's default initialisation delays both. Scaled rows look the same at every "
+    "d_k; rows divided by d_k drift towards uniform.",
     alt="Two panels against head dimension. Keys in play: the unscaled curves fall towards one "
     "key, the default-init curve more slowly, the scaled curve is flat near 40, the 1/d_k curve "
     "rises to 64. One-hot share: rises for the unscaled arms, zero for the scaled arms.",

@@ -121,11 +121,10 @@ print(
              v[("gradients", "stalled")]),
         ],
         align="llc",
-        caption=f"Chance loss is ln {first.n_values} ≈ {CHANCE:.2f}; uniform entropy is "
-        f"ln {first.n_pairs} ≈ {UNIFORM:.2f}. Loss ranges are over {len(ABLATION.seeds)} seeds. "
-        "A plateau means every seed ends above half of chance. Entropy near zero means below a "
-        "tenth of uniform; partly, below half of uniform somewhere. Orders of magnitude means a "
-        "median ratio under 0.01. Once stalled, that must hold in the median seed of every SGD "
-        "run; partly, in one run the median seed is under 0.1.",
+        caption=f"Chance loss: ln {first.n_values} ≈ {CHANCE:.2f}; uniform entropy: "
+        f"ln {first.n_pairs} ≈ {UNIFORM:.2f}; loss ranges over {len(ABLATION.seeds)} seeds. "
+        "Plateau: every seed ends above half of chance. Entropy near zero: below a tenth of "
+        "uniform (partly: below half somewhere). Orders of magnitude: a median ratio under 0.01, "
+        "once stalled in the median seed of every SGD run (partly: of one run, under 0.1).",
     )
 )

@@ -70,9 +70,8 @@ print(
 figure = sdpa.Figure(
     "temperature-adam-equivalence",
     caption=f"Left: training loss (mean of {result['seeds']} seeds) of A, the factor 1/d_k; "
-    "B, the factor 1/√d_k with W_Q and W_K, their initialisation, learning rate and Adam's "
-    "ε rescaled; and C, the initialisation alone rescaled. A and B are the same curve. "
-    "Right: the largest difference of C from A over the seeds, per step; B's is zero.",
+    "B, 1/√d_k with W_Q's and W_K's start, rate and Adam's ε rescaled (the same curve); C, "
+    "the start alone rescaled. Right: C's largest difference from A per step; B's is zero.",
     alt="Left: two identical loss curves and a third that departs from them. Right: on a log "
     "axis, the difference of run C from run A after the first step, large throughout.",
     ncols=2,

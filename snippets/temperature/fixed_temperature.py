@@ -36,10 +36,9 @@ low, high = fixed[HEAD_DIMS[0]], fixed[HEAD_DIMS[-1]]
 figure = sdpa.Figure(
     "temperature-fixed-vs-sqrt",
     caption=f"Rows of {N_KEYS} unit-variance keys, {survey.N_ROWS:,} queries per head dimension. "
-    "Left: the standard deviation of the softmax input. Right: the mean largest weight (a "
-    f"uniform row gives 1/{N_KEYS}). Dividing by √d_k gives the same softmax at every d_k; a "
-    f"fixed T = {FIXED_T:g} matches it only at d_k = {int(FIXED_T ** 2)}: flatter below, "
-    "sharper above.",
+    "Left: the softmax input's standard deviation. Right: the mean largest weight. A fixed "
+    f"T = {FIXED_T:g} matches √d_k only at d_k = {int(FIXED_T ** 2)}: flatter below, sharper "
+    "above.",
     alt=f"Two log-x plots against head dimension {HEAD_DIMS[0]} to {HEAD_DIMS[-1]}. The "
     "1/sqrt(d_k) curves are flat: standard deviation near 1 and a constant largest weight. The "
     f"fixed-T curves rise: standard deviation from {low['std']:.2f} to {high['std']:.1f}, "

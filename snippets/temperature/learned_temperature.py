@@ -76,9 +76,8 @@ print("\nIn this build the learned scale ends at "
 figure = sdpa.Figure(
     "temperature-learned-scale",
     caption=f"Left: training loss with the scale fixed at 1/√d_k and learned from it (mean of "
-    f"{n_seeds} seeds). Right, per seed: the learned scale relative to its start (solid) and the "
-    "largest raw score |q·k| relative to its start (dashed). The scale ends below its start; "
-    "the raw scores grow many times over (the line above gives both, with intervals).",
+    f"{n_seeds} seeds). Right, per seed: the learned scale (solid) and the largest raw score "
+    "|q·k| (dashed), each relative to its start.",
     alt="Left: two nearly coincident loss curves falling to near zero. Right: three flat solid "
     "lines near 1 and three dashed lines rising to around ten on a log axis.",
     ncols=2,

@@ -1,9 +1,9 @@
 """Why muP prefers 1/d: the size of q.k against d_k, before and after training.
 
-The recall head is trained at d_k = 16, 32 and 128 under each scaling (the same seeds
-and runs as the table above). We record the largest raw score |q.k| in a batch
+The recall head is trained at d_k = 16, 32 and 128 under each scaling (the temperature
+study's runs, ``sdpa.temperature``). We record the largest raw score |q.k| in a batch
 (the logit before the scale factor) at initialisation and after training, and fit the
-exponent α in |q.k| ~ d_k^α across the three head dimensions: through the seeds' means
+exponent e in |q.k| ~ d_k^e across the three head dimensions: through the seeds' means
 for the table, and seed by seed for the line under it (the runs at the three widths
 share their seeds), whose t interval says how far this build pins the rise down.
 """
@@ -56,15 +56,15 @@ n_seeds = len(STUDY.seeds)
 
 print(
     sdpa.markdown_table(
-        ["scaling", "exponent α, at initialisation", "exponent α, after training",
+        ["scaling", "exponent, at initialisation", "exponent, after training",
          *(f"scaled logit after training, d_k = {d}" for d in STUDY.d_ks)],
         [(rule.label, fit["before"], fit["after"],
           *(r["scaled_after"] for r in result["rows"] if r["scale"] is rule))
          for rule, fit in result["fits"].items()],
-        caption="α is the least-squares slope of log |q·k| against log d_k (largest raw score in "
-        f"a batch of {experiment.batch} rows of {experiment.n_pairs} keys, mean of {n_seeds} "
-        "seeds): 0.5 is the √d_k of independent components, 1 the d_k of aligned ones. The last "
-        "columns are the largest logit after the scale factor.",
+        caption="Exponent: the least-squares slope of log |q·k| against log d_k (the largest raw "
+        f"score in a batch of {experiment.batch} rows of {experiment.n_pairs} keys, mean of "
+        f"{n_seeds} seeds): 0.5 is the √d_k of independent components, 1 the d_k of aligned "
+        "ones. The last columns: the largest logit after the scale factor.",
     )
 )
 rises = "; ".join(f"{rule.label} {sdpa.fmt(i.mean)} [{sdpa.fmt(i.low)}, {sdpa.fmt(i.high)}]"

@@ -104,10 +104,9 @@ print(
         ],
         align="llrrrr",
         caption=f"Associative recall, one head, d_k = {D_K}, {first.steps} steps, "
-        f"{len(first.seeds)} seeds, trained together. The loss difference is the largest "
-        "difference in training loss from the scaled reference at any recorded step and seed. "
-        "At step 0 every arm has the reference's loss exactly. Under Adam the rule's arm keeps "
-        "Adam's default ε here, hence its small difference.",
+        f"{len(first.seeds)} seeds, trained together. Loss difference: the largest from the "
+        "scaled reference at any recorded step and seed (zero at step 0). Under Adam the rule's "
+        "arm keeps Adam's default ε here, hence its small difference.",
     )
 )
 said = {True: "retraces the reference bit for bit", False: "does not retrace the reference"}

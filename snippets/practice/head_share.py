@@ -78,11 +78,11 @@ print(
          "head's variance after W_O, q·k", "q·k/√d_k"],
         [(d, f"{none['share'][i]:.1%}", f"{scaled['share'][i]:.1%}", none["variance"][i],
           scaled["variance"][i]) for i, d in enumerate(MIXED_DIMS)],
-        caption=f"One layer of {len(MIXED_DIMS)} heads of different widths, value width {D_V} "
-        f"each, W_O drawn as nn.Linear does (output width {D_MODEL}); rows of {N_KEYS} keys, "
-        f"{survey.N_ROWS:,} queries, unit-variance q, k and values. The heads' variances add up "
-        f"to y's: {none['sum_of_parts']:.4f} against {none['total']:.4f} unscaled, "
-        f"{scaled['sum_of_parts']:.4f} against {scaled['total']:.4f} scaled.",
+        caption=f"One layer of {len(MIXED_DIMS)} heads of different widths, value width {D_V}, "
+        f"W_O as nn.Linear draws it (output width {D_MODEL}); rows of {N_KEYS} keys, unit-variance "
+        f"q, k and values. The heads' variances add up to y's: {none['sum_of_parts']:.4f} against "
+        f"{none['total']:.4f} unscaled, {scaled['sum_of_parts']:.4f} against "
+        f"{scaled['total']:.4f} scaled.",
     )
 )
 print(

@@ -43,9 +43,7 @@ figure = sdpa.Figure(
     "practice-multihead-scales",
     caption="Five head widths side by side. Left: the logit spread grows like √d_k without the "
     "factor (solid) and stays at 1 with it (dashed). Right: the mean largest softmax weight in "
-    f"rows of {N_KEYS} keys; unscaled, the wide heads start peaked on one or two keys before "
-    "any learning, so "
-    "heads of different widths would start with different sharpness. Bars: ± one standard "
+    f"rows of {N_KEYS} keys: unscaled, the wide heads start peaked. Bars: ± one standard "
     f"deviation across {DRAWS} independent draws.",
     alt="Two panels against head dimension 16 to 256. Unscaled logit spread rises from 4 to 16 "
     "while the scaled spread stays at 1; the unscaled largest weight rises towards 1 while the "

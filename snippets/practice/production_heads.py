@@ -91,12 +91,10 @@ print(
         [(r["model"], r["d_model"], r["heads"], r["head_dim"], f"{r['rule']} → {r['scale']:.4f}",
           r["scale_times_sqrt_d"], r["logit_std"], r["stabiliser"], r["source"]) for r in result],
         align="lrrrlrrll",
-        caption="Head dimension: the config's <code>head_dim</code> where it sets one, else "
-        "d_model / heads. The factor × √head dim column is 1 for the plain 1/√d_k rule; Gemma's "
-        "<code>query_pre_attn_scalar</code> makes it differ from 1 where that scalar is not the "
-        f"head dimension. The logit std is measured on {SAMPLES:,} independent (q, k) pairs per "
-        "row with unit-variance components, after the soft cap where there is one. For T5 and "
-        "GPT-Neo, q's components have variance 1/head dim, as their W_Q initialisation gives "
-        "on unit-variance inputs.",
+        caption="Head dimension: the config's <code>head_dim</code>, else d_model / heads. The "
+        "factor × √head dim is 1 for the plain 1/√d_k rule. Logit std: measured on "
+        f"{SAMPLES:,} (q, k) pairs per row with unit-variance components, after any soft cap; "
+        "for T5 and GPT-Neo q's components have variance 1/head dim, as their W_Q "
+        "initialisation gives.",
     )
 )

@@ -47,9 +47,7 @@ print(
 figure = sdpa.Figure(
     "qk-norm-head-entropy",
     caption=f"Attention entropy of each head during training at learning rate {result['lr']:g} "
-    "(seed 0; colours: heads, solid layer 1, dashed layer 2). With 1/√d_k alone the "
-    "lowest head's entropy falls to near zero; with QK-norm and the factor every head keeps "
-    "more than a tenth of a nat.",
+    "(seed 0; colours: heads, solid layer 1, dashed layer 2).",
     alt="Two panels of attention entropy against training step, four heads each. Left "
     "(1/sqrt(d_k)): the two first-layer curves fall to zero, the second-layer ones to about "
     "a third of their start. Right (QK-norm): all curves stay well above zero.",

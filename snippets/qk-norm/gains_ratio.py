@@ -47,9 +47,8 @@ print(
           r["bound_ratio"]) for r in result["rows"]],
         caption=f"Both QK-norm arms at the last step, seed by seed, mean over "
         f"{len(QK_NORM_SWEEP.seeds)} seeds. At the first step the ratio is "
-        f"{sdpa.fmt(result['start'])} (√d_k = {sdpa.fmt(result['sqrt_d_k'])}); at the "
-        f"three lowest learning rates it ends at {sdpa.fmt(result['mean_low'])} on average "
-        "(all their runs). The bound is the largest logit the gains allow, √d_k times larger "
-        "without the factor for the same gains.",
+        f"{sdpa.fmt(result['start'])} (√d_k = {sdpa.fmt(result['sqrt_d_k'])}); at the three "
+        f"lowest rates it ends at {sdpa.fmt(result['mean_low'])} on average. Bound: the largest "
+        "logit the gains allow.",
     )
 )

@@ -54,10 +54,8 @@ print(
 figure = sdpa.Figure(
     "qk-norm-logit-growth",
     caption=f"The largest attention logit during training at learning rate {result['lr']:g} "
-    "(log scale; line: mean over seeds, band: their range). Without a normaliser the logits "
-    "grow by orders of magnitude; with QK-norm they stay in the tens at most, as the bound "
-    "derived above allows; the soft cap holds what the softmax sees at the cap while the "
-    "logit beneath it keeps growing (table).",
+    "(log scale; line: mean over seeds, band: their range). Without a normaliser it grows by "
+    "orders of magnitude; with QK-norm it stays in the tens at most, within the bound.",
     alt="Line plot, log scale, of the largest attention logit against the training step for "
     "five arms. The 1/sqrt(d_k) and no-scale lines climb steeply to the thousands; the two "
     "QK-norm lines stay below a hundred; the soft-cap line rises and flattens at the cap.",

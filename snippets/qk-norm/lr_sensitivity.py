@@ -60,20 +60,17 @@ print(
         ],
         caption=f"Held-out loss after {QK_NORM_SWEEP.steps} steps, mean over "
         f"{len(QK_NORM_SWEEP.seeds)} seeds; the loss at initialisation is "
-        f"{sdpa.fmt(result['initial_loss'])} (ln {vocab}). LR sensitivity is the mean over the "
-        "learning rates of how far each one falls short of the arm's best (capped at the "
-        "initial loss): lower means more forgiving. The last columns count the runs (learning "
-        "rates × seeds) that learned the task, and give the largest difference between the "
-        "seeds of one learning rate.",
+        f"{sdpa.fmt(result['initial_loss'])} (ln {vocab}). Lower LR sensitivity means more "
+        "forgiving. The last columns count the runs (rates × seeds) that learned the task, and "
+        "give the largest difference between the seeds of one rate.",
     )
 )
 
 figure = sdpa.Figure(
     "qk-norm-lr-sensitivity",
-    caption="Final held-out loss against the learning rate (log scale; line: mean over seeds, "
-    "band: their range). The dotted line is the loss at initialisation: a run that ends "
-    "there learnt nothing. At the two lowest learning rates the soft-cap curve hides the "
-    "1/√d_k one: its logits stay far below the cap, where the cap changes almost nothing.",
+    caption="Held-out loss after the last step against the learning rate (log scale; line: "
+    "mean over seeds, band: their range; dotted: the loss at initialisation). At the two "
+    "lowest rates the soft-cap curve hides the 1/√d_k one: its logits stay far below the cap.",
     alt="Five curves of final loss against learning rate. Each dips to a minimum at one "
     "learning rate and rises back to the initial loss at the highest ones; the QK-norm "
     "curves are the lowest at the smallest learning rates.",

@@ -46,11 +46,9 @@ print(sdpa.figures.explorable(
     "scale-explorer",
     result,
     caption=f"One row of {N_KEYS} keys at the chosen d_k, its weights sorted from the largest. "
-    "Unscaled, the row gathers its weight on fewer keys as d_k grows. In rows this short a "
-    "growing share of them is one-hot, so the median row's entropy falls towards 0. So does "
-    "the spectral norm ‖J‖₂ of its Jacobian, through which every gradient reaches the logits. "
-    "With 1/√d_k the row looks alike at every d_k. With 1/d_k it flattens towards uniform, "
-    f"an entropy of ln {N_KEYS} = {math.log(N_KEYS):.2f} nats.",
+    "Unscaled, the row gathers its weight on fewer keys as d_k grows; with 1/√d_k it looks "
+    f"alike at every d_k; with 1/d_k it flattens towards uniform (entropy ln {N_KEYS} = "
+    f"{math.log(N_KEYS):.2f} nats).",
 ))
 
 print(sdpa.markdown_table(

@@ -46,8 +46,7 @@ print(
 figure = sdpa.Figure(
     "gap-growth",
     caption="The median best-minus-worst logit gap per row, against d_k, for rows of 8, 64 "
-    "and 512 keys. Unscaled (solid) it grows like √d_k; scaled (dashed) it stays flat. "
-    "Longer rows have wider gaps because the extremes of more samples lie further out.",
+    "and 512 keys: unscaled (solid) it grows like √d_k; scaled (dashed) it stays flat.",
     alt="Log-log plot of the median logit gap against head dimension: three solid lines "
     "rising with slope one half, three dashed lines flat.",
     size=(5.2, 3.4),

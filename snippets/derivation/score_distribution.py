@@ -94,10 +94,9 @@ result = measure(generator)
 figure = sdpa.Figure(
     "score-distribution",
     ncols=2,
-    caption="Left: raw scores q·k spread out as the head dimension grows (their standard "
-    "deviation is √d_k). Right: the same scores divided by √d_k, against the standard normal "
-    "curve (dashed). All have variance one, but the shape converges only as d_k grows: at "
-    "d_k = 8 the peak is taller and the tails heavier than the normal's.",
+    caption="Left: raw scores q·k spread out as the head dimension grows. Right: the same "
+    "scores divided by √d_k, against the standard normal curve (dashed): at d_k = 8 the peak "
+    "is taller and the tails heavier than the normal's.",
     alt="Two histogram panels. Unscaled score distributions for d_k 8, 64 and 512 widen "
     "as d_k grows; after dividing by √d_k the d_k = 64 and 512 histograms lie on the standard "
     "normal density and the d_k = 8 one is visibly more peaked.",

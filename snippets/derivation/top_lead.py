@@ -58,8 +58,6 @@ print(
         [(r["init"], r["n"], r["gap"], r["lead"], math.exp(r["lead"]), r["max_weight"])
          for r in result["survey"]],
         caption=f"Unscaled rows at d_k = {D_K}, {survey.N_ROWS:,} queries per row length. "
-        "e^lead is how many times more weight the best key gets than the second best. Rows of "
-        "64 or 512 keys have a wider gap than rows of 8, yet a smaller top lead and a smaller "
-        "largest weight.",
+        "e^lead: how many times more weight the best key gets than the second best.",
     )
 )

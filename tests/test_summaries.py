@@ -16,8 +16,8 @@ The rule, checkable on the Markdown: a summary's every block (paragraph, list it
   ``Evidence:`` line of links. Five words cannot hold a verdict.
 
 On the home page each claim is a ``###`` subsection headed by a question, holding one or more
-includes, any snippets of its own that print what the build measured, and one ``Evidence:``
-line of links, and nothing else.
+includes (in a box that opens under the question, or not), any snippets of its own that print
+what the build measured, and one ``Evidence:`` line of links, and nothing else.
 """
 
 from __future__ import annotations
@@ -102,7 +102,9 @@ def test_every_home_claim_is_a_question_a_verdict_included_and_a_link():
     for subsection in subsections:
         heading, body = subsection.split("\n", 1)
         assert heading.endswith("?"), f"a claim's heading is the claim as a question: {heading}"
-        parts = blocks(body)
+        parts = [b for b in blocks(body) if not BOX.match(b)]  # a box's title: checked below
+        titles = [b for b in blocks(body) if BOX.match(b)]
+        assert all(check(b, "index") is None for b in titles), f"{heading}: {titles}"
         includes = [b for b in parts if INCLUDE.match(b) and b.startswith('--8<-- "verdicts/')]
         snippets = [b for b in parts if b.startswith("```") and check(b, "index") is None]
         evidence = [b for b in parts if b.startswith("Evidence: [")]
@@ -163,3 +165,16 @@ def test_the_summaries_print_the_tuning_pages_reading(run_snippet):
     for snippet in ("index/training.py", "interview/training.py"):
         said = run_snippet(snippet).namespace["result"]
         assert said.startswith("Without the factor") and said in page, snippet
+
+
+@pytest.mark.pages("tuning.md", "index.md")
+def test_the_home_page_prints_the_starting_spread_table_s_intervals(run_snippet):
+    """Home prints, per starting spread, the interval the tuning page's table prints for it (the
+    same runs, ``sdpa.plane.run_spreads``), in the words that interval decides."""
+    table = run_snippet("tuning/starting_spread.py")
+    home = run_snippet("index/training.py")
+    spreads = home.namespace["spreads"]
+    assert [x for x, _, _ in spreads] == [p["spread"] for p in table.namespace["result"]]
+    for (x, _, interval), point in zip(spreads, table.namespace["result"]):
+        assert interval == point["log_ratio"] and interval.ratio() in table.output
+        assert f"at σ_z = {x:.3g}" in home.output and interval.compared() in home.output

@@ -56,7 +56,6 @@ print(sdpa.markdown_table(
     [(d_k, *(result["arms"][r.value]["median_entropy"][i] for r in Scale),
       *(result["arms"][r.value]["median_norm"][i] for r in Scale))
      for i, d_k in enumerate(HEAD_DIMS)],
-    caption=f"Medians over {N_ROWS:,} rows of {N_KEYS} keys. Entropy is in nats; a uniform row "
-    f"has ln {N_KEYS} = {math.log(N_KEYS):.2f}. ‖J‖₂ is the spectral norm of the softmax "
-    "Jacobian, at most 1/2.",
+    caption=f"Medians over {N_ROWS:,} rows of {N_KEYS} keys. ‖J‖₂: the spectral norm of the "
+    "softmax Jacobian.",
 ))

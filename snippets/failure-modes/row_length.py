@@ -36,9 +36,8 @@ print(
          for d_k in HEAD_DIMS for n in ROW_LENGTHS
          for none, scaled in [(at[d_k, n, Scale.NONE], at[d_k, n, Scale.INV_SQRT])]],
         caption=f"{survey.N_ROWS:,} queries per row length, unit-variance q and k. ‖J‖₂: the mean "
-        "spectral norm of the softmax Jacobian (at most 1/2; 1/n for a uniform row). Keys in "
-        f"play: the median e^entropy. One-hot: a largest weight above {survey.ONE_HOT}; no "
-        "scaled row is.",
+        "spectral norm of the softmax Jacobian; keys in play: the median. No scaled row is "
+        "one-hot.",
     )
 )
 

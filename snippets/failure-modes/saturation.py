@@ -46,21 +46,16 @@ print(
         [(d_k, label, r["max_weight"], r["entropy"], r["effective_keys"], f"{r['one_hot']:.1%}",
           r["key_weight"])
          for d_k in TABLE_DIMS for label, *arm in ARMS for r in [pick(d_k, *arm)]],
-        caption=f"Rows of {N_KEYS} keys, {survey.N_ROWS:,} queries per head dimension. Largest "
-        f"weight and entropy (nats; uniform: ln {N_KEYS} = {math.log(N_KEYS):.2f}) are means over "
-        f"rows. Keys in play: the median e^entropy. One-hot: a largest weight above "
-        f"{survey.ONE_HOT}. Last column: the median over all keys of {N_KEYS} times the key's "
-        "weight (uniform: 1).",
+        caption=f"Rows of {N_KEYS} keys, {survey.N_ROWS:,} queries per head dimension; means over "
+        f"rows, entropy in nats (uniform: {math.log(N_KEYS):.2f}), keys in play the median. Last "
+        f"column: the median over all keys of {N_KEYS} times the key's weight (uniform: 1).",
     )
 )
 
 figure = sdpa.Figure(
     "failure-modes-saturation",
     caption="Left: the median keys in play against d_k (dotted: a uniform row, "
-    f"{N_KEYS} keys). Right: the share of rows whose largest weight exceeds {survey.ONE_HOT}. "
-    "Unscaled rows lose keys as d_k grows and, with unit-variance q and k, a growing share is "
-    "one-hot; PyTorch's default initialisation delays both. Scaled rows look the same at every "
-    "d_k; rows divided by d_k drift towards uniform.",
+    f"{N_KEYS} keys). Right: the share of one-hot rows (largest weight above {survey.ONE_HOT}).",
     alt="Two panels against head dimension. Keys in play: the unscaled curves fall towards one "
     "key, the default-init curve more slowly, the scaled curve is flat near 40, the 1/d_k curve "
     "rises to 64. One-hot share: rises for the unscaled arms, zero for the scaled arms.",

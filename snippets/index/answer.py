@@ -60,13 +60,12 @@ result["starts"] = starts()
 
 figure = sdpa.Figure(
     "home-answer", ncols=2, size=(7.6, 3.1),
-    caption=f"Left: one row of {N_KEYS} keys at d_k = {SHOWN_D_K}, its weights sorted from the "
-    "largest (log scale), for each scale rule: the row is the survey's median one, unscaled. "
-    "Without the factor two keys share nearly all the weight and the rest, the key the head "
-    "should learn to find among them, share less than a tenth; with 1/√d_k the weight is "
-    "spread over many keys. Right: the median number of keys in play (e^entropy) against d_k: "
-    "unscaled rows lose keys as heads widen, scaled rows start alike at every width, rows "
-    "divided by d_k drift towards uniform.",
+    caption=f"Unit-variance q and k. Left: one row of {N_KEYS} keys at d_k = {SHOWN_D_K} (the "
+    "survey's median row, unscaled), its weights sorted (log scale). Without the factor two "
+    "keys share nearly all the weight and the rest share less than a tenth; with 1/√d_k it "
+    "is spread over many keys. Right: the median keys in play against d_k: unscaled rows lose "
+    "keys as heads widen, scaled rows start alike at every width, rows divided by d_k drift "
+    "towards uniform.",
     alt="Two panels. Left: sorted attention weights of one row, log scale: the unscaled curve "
     "drops from near one to far below a millionth across the row, the 1/sqrt(d_k) curve falls "
     "gently, the 1/d_k curve is nearly flat at 1/64. Right: keys in play against head "
@@ -93,6 +92,7 @@ print(sdpa.markdown_table(
      "rows one-hot"],
     [(name, r["spread"], r["keys"], f"{100 * r['one_hot']:.1f}%")
      for name, r in result["starts"].items()],
-    caption=f"The survey's rows at d_k = {SHOWN_D_K} without the factor, their logits at the "
-    "spread each initialisation gives (one-hot: a largest weight above 0.99).",
+    caption=f"The same rows at d_k = {SHOWN_D_K} without the factor, their logits at the spread "
+    "each initialisation gives: the narrower the start, the less peaked the rows (one-hot: a "
+    "largest weight above 0.99).",
 ))

@@ -1,10 +1,35 @@
-"""Does training fail without the factor? What this build measured, as the tuning page prints
-it under its plane's table: the recall head without the factor against the 1/sqrt(d_k)
-default, each rule at its own best shared rate (the same runs, read from the store).
+"""Does training fail without the factor? What this build measured, printed by the tuning
+page's own functions from the same runs: the recall head without the factor against the
+1/sqrt(d_k) default, each rule at its own best shared rate (``sdpa.tuning.unscaled_reading``,
+the lines under the plane's table); then, at each starting spread, the two rules from the
+same weights, each tuned alike (``sdpa.plane.run_spreads``, the tuning page's starting-spread
+table), in the words each ratio's interval decides (``Interval.compared``).
 """
 
+from sdpa.attention import Scale
+from sdpa.plane import run_spreads
 from sdpa.sizes import sizes
+from sdpa.stats import paired
 from sdpa.tuning import unscaled_reading
 
+STUDY = sizes().spreads
+
+
+def by_spread(study):
+    """Per starting spread: its name, if it has one, and the ratio of the unscaled head's final
+    loss to the 1/sqrt(d_k) head's, paired by seed, with its 95% t interval."""
+    out, names = run_spreads(study), {x: name for name, x in study.named}
+    return [(x, names.get(x), paired(out.confirm[(Scale.NONE, x)],
+                                      out.confirm[(Scale.INV_SQRT, x)], log=True))
+            for x in out.spreads]
+
+
 result = unscaled_reading(sizes().plane)
+spreads = by_spread(STUDY)
+tuned = "the shared rate" if STUDY.w_steps == (0,) else "the shared and the W_Q/W_K rate"
 print(result)
+print(f"By starting spread σ_z (one head, d_k = {STUDY.d_k}, Adam, {tuned} tuned for each rule; "
+      f"this build: {len(STUDY.plane.confirm_seeds)} fresh seeds, 95% t intervals of the ratio), "
+      "the head without the factor:\n\n"
+      + "\n".join(f"- at σ_z = {x:.3g}{f' ({name})' if name else ''}: {interval.compared()}"
+                  for x, name, interval in spreads) + "\n")

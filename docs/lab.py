@@ -143,9 +143,16 @@ display(HTML(figure.html))
 # the library checks, on a small setup, that an ensemble's runs match the same runs trained
 # one by one. The arms differ only in the factor c in softmax(c q·k).
 #
-# The setup is not the [training ablation](../failure-modes/#the-training-ablation)'s. That
-# ablation trains on 8 pairs with d_model = 32 for 200 steps, at d_k = 16, 64 and 256, with
-# both initialisations, and with plain SGD as well as Adam.
+# This is a fixed-rate illustration, not the verdict on whether training needs the factor:
+# every arm gets one learning rate, one budget and one initialisation. At one rate a scale
+# rule cannot be told from a learning rate, since a factor is also a start and a rate for
+# W_Q and W_K ([the identity](../tuning/#every-rule-is-a-point-of-one-plane)); the
+# [tuned comparisons](../tuning/#what-the-factor-buys) tune both for every rule alike.
+#
+# The setup is not the [training ablation](../failure-modes/#the-training-ablation)'s either,
+# so the two can read the same arm differently. That ablation trains on 8 pairs with
+# d_model = 32 for 200 steps, at d_k = 16, 64 and 256, with both initialisations, and with
+# plain SGD as well as Adam.
 
 # %%
 D_K = 64

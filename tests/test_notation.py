@@ -196,3 +196,55 @@ def test_the_lead_s_decisions_are_in_the_table():
     assert "cap" in row[r"\kappa"] and "gains" in row[r"\gamma_q"]
     assert row[r"\eta"] == row[r"\eta^*"]
     assert "1/\\sqrt{d_k}" in row["s"] and "correlation" in row[r"\rho"]
+
+
+#: The Greek letters a page's text may write outside math, with the TeX the table defines them by.
+UNICODE_GREEK = {"α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\epsilon",
+                 "η": r"\eta", "θ": r"\theta", "κ": r"\kappa", "λ": r"\lambda", "μ": r"\mu",
+                 "ν": r"\nu", "ξ": r"\xi", "ρ": r"\rho", "σ": r"\sigma", "τ": r"\tau", "φ": r"\varphi",
+                 "ω": r"\omega", "Δ": r"\Delta", "Σ": r"\Sigma", "Θ": r"\Theta"}
+SUBSCRIPTS = dict(zip("₀₁₂ₖₘₗₙ", "012kmln"))
+#: Names that hold a Greek letter and are not symbols: μP (muP), u-μP, μ-transfer.
+NAMES = re.compile(r"u-μP|μP|μ-transfer|μ-Transfer")
+
+
+def text_symbols(page_html: str) -> list[tuple[str, str]]:
+    """The Greek symbols of a built page's text (its article, less math, code and drawings):
+    (the symbol as the table writes it, 80 characters around it)."""
+    import html as html_module
+
+    article = page_html[page_html.find("<article"):page_html.find("</article>")]
+    article = re.sub(r"<(math|pre|code|script|style|svg)\b.*?</\1>", " ", article, flags=re.S)
+    text = NAMES.sub(" ", html_module.unescape(re.sub(r"<[^>]+>", "", article)))
+    found = []
+    for m in re.finditer(r"([α-ωΑ-Ω])(?:_(\w+)|([₀₁₂ₖₘₗₙ]))?", text):
+        letter, sub = m.group(1), m.group(2) or SUBSCRIPTS.get(m.group(3) or "", "")
+        symbol = UNICODE_GREEK.get(letter, letter)
+        if sub and _naming(sub):
+            symbol += "_" + sub
+        found.append((symbol, text[max(0, m.start() - 80):m.end() + 80]))
+    return found
+
+
+def test_the_greek_letters_of_prose_and_captions_are_the_tables(built_site):
+    """Issue 46, item 4: one symbol, one meaning in prose and captions too. Every Greek letter a
+    page writes outside math (a caption, a table, a printed line) is a symbol the table defines;
+    sigma_z is only ever the starting spread, and alpha, the exponent of d_k^-alpha, appears in
+    math alone."""
+    defined = table()
+    for path in sorted(built_site.rglob("index.html")):
+        if "code" in path.relative_to(built_site).parts:
+            continue
+        page = path.read_text(encoding="utf-8")
+        for symbol, around in text_symbols(page):
+            where = f"{path.relative_to(built_site)}: {around!r}"
+            assert symbol in defined or digits_index(symbol) in defined, f"{symbol} is not in the table: {where}"
+            assert symbol != r"\alpha", f"alpha outside math: {where}"
+            if symbol == r"\sigma_z":  # the page names it where it uses it
+                assert "starting spread σ_z" in page, f"sigma_z, not named the starting spread: {where}"
+
+
+def test_the_reading_of_text():
+    page = ("<article><p>By starting spread σ_z (one head) and μP, ρ = 0.5;</p><math>α</math>"
+            "<figcaption>σ² and Σ p²</figcaption></article>")
+    assert [s for s, _ in text_symbols(page)] == [r"\sigma_z", r"\rho", r"\sigma", r"\Sigma"]

@@ -36,7 +36,7 @@ result = [output_variance(rule, d_k) for d_k in HEAD_DIMS for rule in RULES]
 
 print(
     sdpa.markdown_table(
-        ["d_k", "logits", "output variance, measured", "mean of Σ p²"],
+        ["d_k", "logits", "output variance, measured", "mean of ∑ p²"],
         [(r["d_k"], "q·k" if r["rule"] is Scale.NONE else "q·k/√d_k", r["measured"],
           r["predicted"]) for r in result],
         caption=f"Rows of {N_KEYS} keys, {survey.N_ROWS:,} queries per head dimension, values "

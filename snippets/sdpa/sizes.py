@@ -58,7 +58,9 @@ class Sizes:
 
 
 _FIVE = tuple(range(5))
-_QUICK_PLANE = Plane(d_ks=(64,), rates=3)
+#: seven fresh seeds: on five, the lower end of the unscaled start's interval against 1/sqrt(d_k)
+#: under Adam had a margin of 2.7 standard deviations over ten independent seed blocks
+_QUICK_PLANE = Plane(d_ks=(64,), rates=3, confirm_seeds=tuple(range(2, 9)))
 _FULL_PLANE = Plane(
     grid_d_ks=(16, 64, 256), u_steps=(0, 1, 2, 3, 4),
     w_steps=(("adam", (-2, -1, 0, 1, 2, 3, 4, 5)), ("sgd", (-1, 0, 1, 2, 3, 4, 5, 6))),

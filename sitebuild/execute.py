@@ -534,7 +534,7 @@ class Progress:
         return text
 
     def _tick(self, every: float) -> None:
-        told = time.monotonic() - every + 5  # the first line five seconds in
+        told = time.monotonic() - every + min(every, 5.0)  # the first line five seconds in, at most
         while not self.stopped.wait(1.0):
             with self.lock:
                 while not self.messages.empty():

@@ -522,6 +522,19 @@ def test_one_page_s_snippets_run_in_several_workers_at_once(tmp_path):
     assert [line for line in said if "docs/page.md" in line] == [said[-1]] and "2 snippet(s)" in said[-1]
 
 
+def test_a_run_says_what_runs_soon_after_its_start_and_then_at_intervals(tmp_path):
+    """A full build printed its first line after 66 minutes (a line came only as a whole
+    page was done). Now a run says within seconds what runs, and then every ``every``
+    seconds (30 in a build): jobs done of all, those running, the time so far."""
+    from sitebuild.execute import Plan, Run, Snippet, code
+
+    snippet = Snippet("page.md", "snippets/page/slow.py", "import time\ntime.sleep(4)\n")
+    said: list[str] = []
+    Run(Plan({"page.md": [snippet]}, {}, code(), "cpu", tmp_path / "store"), 1, said.append, every=1.0).close()
+    ticks = [line for line in said if "running: snippets/page/slow.py" in line]
+    assert len(ticks) >= 2 and all("0 of 1 jobs done" in line and "so far" in line for line in ticks), said
+
+
 def test_an_empty_store_runs_the_last_full_build_s_slowest_jobs_first(tmp_path, monkeypatch):
     """With nothing timed in its store, a build orders its jobs by the seconds the last full
     build's record gives them (the publishing workflow starts from an empty store)."""

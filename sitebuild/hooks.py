@@ -17,6 +17,7 @@ import json
 import logging
 import posixpath
 import sys
+import types
 from importlib.metadata import version
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def on_files(files, config):
     # A page is rendered again (``--dirty``: MkDocs asks ``is_modified``) when its mark, the
     # digest of all it reads (its file, its runs' keys, what every page reads), is not the one
     # the last build of this folder left, or a snippet of it ran now (a failure runs again).
-    saved, shared = execute.read_json(_marks_file(config)), _shared(config)
+    saved, shared, changed = execute.read_json(_marks_file(config)), _shared(config), []
     _marks_file(config).unlink(missing_ok=True)  # kept again once this build has ended well
     for file in files.documentation_pages():
         runs = [_build.plan.record(snippet).name for snippet in _build.plan.jobs.get(file.src_uri, [])]
@@ -134,10 +135,28 @@ def on_files(files, config):
             runs.append(_build.plan.notebook(*_build.plan.notebooks[file.src_uri]).name)
         mark = hashlib.sha256(b"\0".join([shared.encode(), file.content_bytes, *map(str.encode, runs)])).hexdigest()
         _build.marks[file.src_uri] = mark
-        changed = (saved.get(file.src_uri) != mark or file.src_uri in _build.run.pages
-                   or not Path(file.abs_dest_path).is_file())
-        file.is_modified = lambda changed=changed: changed
+        if (saved.get(file.src_uri) != mark or file.src_uri in _build.run.pages
+                or not Path(file.abs_dest_path).is_file()):
+            changed.append(file)
+    _search_index(config, changed, files)
+    for file in files.documentation_pages():
+        file.is_modified = lambda file=file: file in changed
     return files
+
+
+def _search_index(config, changed: list, files) -> None:
+    """Keep Material's search index whole in a dirty build: it merges the entries of one page
+    rendered again (not the home page's: all start with its location) into the last index (this
+    process's, else the site's file); more pages than one are all rendered again."""
+    search = config.plugins.get("material/search")
+    last = Path(config.site_dir, "search", "search_index.json")
+    if search is None or not _dirty:
+        return
+    if len(changed) > 1 or any(file.url in ("", "index.html") for file in changed):
+        changed[:] = files.documentation_pages()
+        search.search_index_prev = None
+    elif search.search_index_prev is None and last.is_file():
+        search.search_index_prev = types.SimpleNamespace(entries=json.loads(last.read_text())["docs"])
 
 
 def _record(path: Path, what: str) -> dict:

@@ -441,18 +441,22 @@ def test_a_dirty_rebuild_after_a_revert_shows_the_reverted_page(tmp_path):
     """Stale sequence (1): ``mkdocs build --dirty`` (and ``serve --dirty``) rendered a page
     again only when one of its snippets ran, and a reverted snippet's key is already in the
     store: the page kept the edit's output. A page is rendered again whenever what it reads
-    changed."""
+    changed, and the search index holds every page once, as it is now."""
     config = throwaway_site(tmp_path, PAGE, snippet='print("first")\n')
-    snippet, site = tmp_path / "snippets" / "broken" / "boom.py", tmp_path / "site"
+    folder, site = tmp_path / "snippets" / "broken", tmp_path / "site"
     options = {env.JOBS: "1", env.STORE: str(tmp_path / "store")}
     shown = []
-    for source, flags in (('print("first")\n', []), ('print("second")\n', ["--dirty"]),
-                          ('print("first")\n', ["--dirty"])):
-        snippet.write_text(source)
+    for snippet, source, flags in (("boom", "first", []), ("boom", "second", ["--dirty"]),
+                                   ("boom", "first", ["--dirty"]), ("fine", "second", ["--dirty"])):
+        (folder / f"{snippet}.py").write_text(f'print("{source}")\n')
         done = mkdocs("build", "-f", str(config), "-d", str(site), "--no-strict", *flags, **options)
         assert done.returncode == 0, done.stderr
-        shown.append(re.findall(r"<p>(first|second)</p>", page_html(site, "index.md")))
-    assert shown == [["first"], ["second"], ["first"]]
+        index = json.loads((site / "search" / "search_index.json").read_text())["docs"]
+        pages = sorted(entry["location"] for entry in index if "#" not in entry["location"])
+        words = re.findall(r"\b(first|second)\b", " ".join(entry["text"] for entry in index))
+        shown.append((re.findall(r"<p>(first|second)</p>", page_html(site, "index.md")), pages, words))
+    assert shown == [(["first"], ["", "fine/"], ["first"]), (["second"], ["", "fine/"], ["second"]),
+                     (["first"], ["", "fine/"], ["first"]), (["first"], ["", "fine/"], ["first", "second"])]
 
 
 def _get(url: str) -> str:

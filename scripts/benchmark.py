@@ -6,7 +6,8 @@ average is recorded):
     python scripts/benchmark.py                # the quick profile: builds, both tiers, the edit loop
     python scripts/benchmark.py --skip-tests   # without the test suite
     python scripts/benchmark.py --tests-only   # only the fast tier and the whole suite
-    python scripts/benchmark.py --serve-only   # only the edit loop of a live mkdocs serve
+    python scripts/benchmark.py --serve-only   # only the edit loop of a live mkdocs serve (the store of
+                                               # the checkout; with --keep DIR an empty one)
     python scripts/benchmark.py --claims 0,1   # the claim tests at seed offsets 0 and 1
     python scripts/benchmark.py --full         # the full profile: a clean build, then its claims
                                                # on the same store (about an hour on 2 cores)
@@ -63,7 +64,7 @@ from sdpa import env as names  # noqa: E402  (the environment, read and written;
 
 OUT = REPO / "bench" / "results"
 RECORDS = REPO / "bench" / "records"
-TARGETS = {"build": 40, "fast_tests": 60, "tests": 120, "full": 3600, "publish": 4500}
+TARGETS = {"build": 40, "fast_tests": 60, "tests": 120, "full": 3600, "publish": 4500, "edit": 1.5}
 WORKFLOW = REPO / ".github" / "workflows" / "publish.yml"
 #: The fast tier of the suite, as the README gives it.
 FAST_TIER = ["-m", "not site"]
@@ -186,16 +187,19 @@ PROSE_EDIT = REPO / "docs" / "interview.md"
 SNIPPET_EDIT = REPO / "snippets" / "derivation" / "worked_example.py"
 
 
+#: The edit loop the README recommends: every page whose inputs changed is rendered again.
+SERVE = ["mkdocs", "serve", "--dirty", "--no-strict"]
+
+
 class Serve:
-    """A real ``mkdocs serve --dirty --no-strict`` (the README's quick loop) on a free port, its
-    log lines read as they come."""
+    """A real :data:`SERVE` (the README's loop) on a free port, its log lines read as they come."""
 
     def __init__(self, store: Path) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "serve", "--dirty", "--no-strict", "-a", f"127.0.0.1:{self.port}"],
+            [sys.executable, "-m", *SERVE, "-a", f"127.0.0.1:{self.port}"],
             cwd=REPO, text=True,
             env=names.environment({"NO_MKDOCS_2_WARNING": "1", names.STORE: str(store)}), stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT)
@@ -229,19 +233,28 @@ class Serve:
 
 
 def serve_loop(store: Path, rounds: int = 3) -> dict:
-    """The edit loop of a live ``mkdocs serve``: seconds from saving an edit to the server's
-    "Reloading browsers", for a prose edit and a snippet edit, ``rounds`` times each."""
+    """The edit loop of a live :data:`SERVE`: seconds from saving an edit to the server's
+    "Reloading browsers", for a prose edit and a snippet edit, ``rounds`` times each, then
+    the edit put back; after each, whether the page served shows what was saved (a page
+    that does not is stale)."""
+    import urllib.request
+
     originals = {path: path.read_text() for path in (PROSE_EDIT, SNIPPET_EDIT)}
-    server, results = Serve(store), {"prose_s": [], "snippet_s": [], "reference_s": [reference()]}
+    pages = {PROSE_EDIT: "interview/", SNIPPET_EDIT: "derivation/"}
+    server, results = Serve(store), {"prose_s": [], "snippet_s": [], "stale": 0, "reference_s": [reference()]}
     try:
         server.wait_for("Serving on")
         for number in range(rounds):
-            for kind, path, edit in (("prose", PROSE_EDIT, f"\n<!-- benchmark edit {number} -->\n"),
+            for kind, path, edit in (("prose", PROSE_EDIT, f"\nBenchmark edit {number}.\n"),
                                      ("snippet", SNIPPET_EDIT, f"\n# benchmark edit {number}\n")):
-                server.settle()
-                start = time.perf_counter()
-                path.write_text(originals[path] + edit)
-                results[f"{kind}_s"].append(round(server.wait_for("Reloading browsers") - start, 2))
+                for text in (originals[path] + edit, originals[path]):  # the edit, then its revert
+                    server.settle()
+                    start = time.perf_counter()
+                    path.write_text(text)
+                    seconds = round(server.wait_for("Reloading browsers") - start, 2)
+                    results[f"{kind}_s"].append(seconds)
+                    page = urllib.request.urlopen(f"http://127.0.0.1:{server.port}/{pages[path]}").read().decode()
+                    results["stale"] += (edit.strip().lstrip("# ") in page) != (text != originals[path])
     finally:
         for path, text in originals.items():
             path.write_text(text)
@@ -292,8 +305,11 @@ def markdown(results: dict) -> str:
         lines.append(f"| the publishing workflow's steps together | {total} | | | | {TARGETS['publish']} |")
     loop = results.get("serve_loop")
     if loop:
-        lines += [f"| `mkdocs serve --dirty`: a {kind} edit, saved to reloaded ({len(loop[f'{kind}_s'])} edits) | "
-                  f"{min(loop[f'{kind}_s'])}–{max(loop[f'{kind}_s'])} | | | | |" for kind in ("prose", "snippet")]
+        ref = sum(loop["reference_s"]) / len(loop["reference_s"])
+        lines += [f"| `{' '.join(SERVE)}`: a {kind} edit or its revert, saved to reloaded ({len(loop[f'{kind}_s'])} "
+                  f"saves, {loop['stale']} stale pages of all) | {min(loop[f'{kind}_s'])}–{max(loop[f'{kind}_s'])} | "
+                  f"{min(loop[f'{kind}_s']) / ref:.2f}–{max(loop[f'{kind}_s']) / ref:.2f} | | | "
+                  f"{TARGETS['edit'] if kind == 'prose' else ''} |" for kind in ("prose", "snippet")]
     lines = [line for line in lines if line is not None]
     lines += ["", "CPU: the machine's busy core-seconds while the command ran; on 2 cores a command can take at "
               "most twice its wall time. × ref: the wall time over the reference workload's seconds "
@@ -333,6 +349,7 @@ def main() -> None:
                         "instead of a folder deleted at the end: a long run's results outlive it")
     args = parser.parse_args()
     from sitebuild.execute import device
+    from sitebuild.execute import store as execute_store
 
     results: dict = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, device "
                                 f"{device()}, profile {'full' if args.full or args.publish else names.profile()}, "
@@ -358,8 +375,8 @@ def main() -> None:
                 run["slowest"] = slowest(run["output"])
                 results[f"claims_{offset}"] = run
                 print(f"offset {offset}: {run['wall_s']} s, {run['output'].strip().splitlines()[-1:]}", flush=True)
-        elif args.serve_only:
-            results["serve_loop"] = serve_loop(root / "serve-store")
+        elif args.serve_only:  # on the checkout's store (as a contributor's), or an empty one with --keep
+            results["serve_loop"] = serve_loop(root / "serve-store" if args.keep else Path(execute_store()))
         else:
             if not args.tests_only:
                 results["build"] = build(root / "site", root / "store")

@@ -4,9 +4,11 @@
 (``SDPA_STORE``, else ``.cache/store``) lacks of the pages named (default: all, and the lab
 notebook) in worker processes, a line as each page is done; ``mkdocs build`` and ``serve``
 start the same step first (``hooks.py``), then only read the store, as the tests do. It
-holds ``snippets/<key>.json`` (what a snippet printed, how it failed, the state it left
-behind, its seconds and context) and ``.pickle`` (its data), ``notebooks/<key>.json`` (a
-notebook page, executed) and ``memo/`` (the engines' runs, ``sdpa.runtime.memo``). A key
+holds ``snippets/<key>.json`` (what a snippet printed, the state it left behind, the loops
+that trained it, its seconds and context) and ``.pickle`` (its data), or ``<key>.failed.json``
+(how it failed: shown, never kept as a result, so it runs again at the next build),
+``notebooks/<key>.json`` (a notebook page, executed) and ``memo/`` (the engines' runs,
+``sdpa.runtime.memo``). A key
 hashes a snippet's file and source, the code that runs it (the library and :data:`KEYED`)
 and the run's context (``sdpa.env.run_context``); a notebook's, its converter's settings and
 versions too. A key names the code its run imported: each run happens in a worker started
@@ -18,6 +20,7 @@ writes (:func:`_unchanged`); a run under which a file changed stores nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -25,6 +28,7 @@ import importlib.util
 import inspect
 import json
 import linecache
+import logging
 import multiprocessing
 import os
 import re
@@ -107,9 +111,9 @@ class Plan:
         return self.folder / "notebooks" / f"{key}.json"
 
 
-def snippets_of(markdown: str, page: str, bases: list[Path]) -> list[Snippet]:
-    """The snippets a page's executed fences run, in order (a fence that does not include
-    one file and name it fails its page: ``sitebuild/fences.py``)."""
+def fenced_snippets(markdown: str, page: str, bases: list[Path]) -> list[tuple]:
+    """Each executed fence of a page with the snippet it runs, in order (a fence that does not
+    include one file and name it runs none, and fails its page: ``sitebuild/fences.py``)."""
     from sitebuild.fences import executed_fences  # here, not in the workers: it is not in their key
 
     found = []
@@ -117,7 +121,7 @@ def snippets_of(markdown: str, page: str, bases: list[Path]) -> list[Snippet]:
         paths = [base / fence.includes[0][1] for base in bases] if len(fence.includes) == 1 else []
         path = next((path for path in paths if path.is_file()), None)
         if path is not None and len(fence.titles) == 1:
-            found.append(Snippet(page, fence.titles[0], path.read_text(encoding="utf-8")))
+            found.append((fence, Snippet(page, fence.titles[0], path.read_text(encoding="utf-8"))))
     return found
 
 
@@ -147,7 +151,8 @@ def plan(config, pages: list[str] | None = None) -> Plan:
     docs, bases = Path(config.docs_dir), snippet_bases(config)
     names = pages or sorted(path.relative_to(docs).as_posix() for path in docs.rglob("*.md"))
     markdown = {name: (docs / name).read_text(encoding="utf-8") for name in names if name.endswith(".md")}
-    snippets = {name: found for name, text in markdown.items() if (found := snippets_of(text, name, bases))}
+    snippets = {name: [s for _, s in found] for name, text in markdown.items()
+                if (found := fenced_snippets(text, name, bases))}
     books = {page: args for page, args in notebooks(config).items()
              if args[1].get("execute") and (not pages or page in pages)}
     return Plan(snippets, books, code(), device(), store())
@@ -240,10 +245,11 @@ def run(snippet: Snippet) -> tuple[dict, bytes]:
 
     namespace: dict = {}
     before, start = style(), time.perf_counter()
-    try:
-        output, failure = execute(snippet.source, snippet.file, namespace), None
-    except SnippetError as error:
-        output, failure = "", error.failure
+    with _loops(snippet.source) as trained:
+        try:
+            output, failure = execute(snippet.source, snippet.file, namespace), None
+        except SnippetError as error:
+            output, failure = "", error.failure
     seconds = round(time.perf_counter() - start, 3)
     leaks = ["changed rcParams"] * (style() != before) + ["left pyplot figures open"] * bool(plt.get_fignums())
     data = {}
@@ -255,8 +261,36 @@ def run(snippet: Snippet) -> tuple[dict, bytes]:
             except Exception:  # noqa: BLE001, S112 - it stays behind (a reader asking for it fails, saying so)
                 continue
     return ({"snippet": snippet.file, "page": snippet.page, "output": output, "leaks": leaks, "seconds": seconds,
-             "failure": asdict(failure) if failure else None, "device": device(), "torch": version("torch"),
-             "profile": env.profile()}, cloudpickle.dumps(data))
+             "failure": asdict(failure) if failure else None, "trained": sorted(trained), "device": device(),
+             "torch": version("torch"), "profile": env.profile()}, cloudpickle.dumps(data))
+
+
+TRAINS = re.compile(r"^\s*(?:import|from)\s+(?:sdpa|torch)\b", re.M)
+
+
+def _loops(source: str):
+    """``sdpa.runtime.loops()`` for a snippet that may train (it imports the library or
+    torch): the loops that step an optimiser while it runs; else an empty set."""
+    if not TRAINS.search(source):
+        return contextlib.nullcontext(set())
+    from sdpa import runtime
+
+    runtime.on_part = functools.partial(_tell, "part")
+    return runtime.loops()
+
+
+def failed(record: Path) -> Path:
+    """Where the failure of the snippet whose record is ``record`` is written."""
+    return record.with_suffix(".failed.json")
+
+
+def read(record: Path, since: float = 0.0) -> dict | None:
+    """The snippet's record, else its failure if written since ``since`` (a time), else None."""
+    for path in (record, failed(record)):
+        with contextlib.suppress(OSError, ValueError):
+            if path == record or path.stat().st_mtime >= since:
+                return json.loads(path.read_text())
+    return None
 
 
 # ---- the workers ------------------------------------------------------------------------
@@ -285,19 +319,25 @@ def _snippet_job(snippet: Snippet, path: Path, expected: str) -> float:
     by the snippets it runs."""
     if path.exists():  # another process has run it meanwhile
         return 0.0
+    _tell("start", snippet.file)
     _unchanged(expected)
     record, data = run(snippet)
     _unchanged(expected)
+    if record["failure"] is not None:
+        _write(failed(path), json.dumps(record).encode())
+        return record["seconds"]
     _write(path.with_suffix(".pickle"), data)
     _write(path, json.dumps(record).encode())
+    failed(path).unlink(missing_ok=True)
     return record["seconds"]
 
 
-def _notebook_job(notebook: str, kwargs: dict, path: Path, expected: str) -> float:
+def _notebook_job(notebook: str, kwargs: dict, path: Path, expected: str, name: str) -> float:
     """A worker's job: mkdocs-jupyter's own conversion of a notebook page, executed (its kernel
     on local IPC sockets, ``sitebuild/jupyter/``: no warning of TCP without encryption)."""
     from mkdocs_jupyter import convert
 
+    _tell("start", name)
     env.prepend_path("JUPYTER_CONFIG_PATH", str(BUILD / "jupyter"))
     _unchanged(expected)
     start = time.perf_counter()
@@ -320,10 +360,20 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _enter(environment: dict[str, str], owner: int) -> None:
+_messages: list = []  # a worker's queue to the process that started it
+
+
+def _tell(*message) -> None:
+    """Tell the process that started this worker what it does (a job started, a part done)."""
+    if _messages:
+        _messages[0].put((*message, time.monotonic()))
+
+
+def _enter(environment: dict[str, str], owner: int, messages) -> None:
     """A worker's first act: take the environment of ``owner``, which started it, and end
     when it ends (a thread waits on its pidfd: Linux 5.3 or later)."""
     env.replace(environment)
+    _messages[:] = [messages]
     try:
         pidfd = os.pidfd_open(owner)
     except ProcessLookupError:  # it has ended already
@@ -350,7 +400,7 @@ def preload(sources: list[str]) -> list[str]:
 LAST_FULL_BUILD = REPO / "bench" / "records" / "full-build.json"
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
@@ -360,23 +410,24 @@ def _read_json(path: Path) -> dict:
 class Run:
     """What the store lacks of a plan, running in ``jobs`` (``SDPA_JOBS``, one per core) worker
     processes, a job per snippet (and per notebook), the slowest first (never timed, then by
-    their seconds last time in this store, else in the last full build's record), a line as
-    each page is done; a reader of the store waits for the record it needs (:meth:`wait`).
+    their seconds last time in this store, else in the last full build's record), with its
+    :class:`Progress`; a reader of the store waits for the record it needs (:meth:`wait`).
     The runs that several snippets share are split between the workers that ask for them
     (``sdpa.runtime.each``)."""
 
-    def __init__(self, plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print):
+    def __init__(self, plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print,
+                 every: float = 30.0):
         stale = {page: [(snippet, path) for snippet in snippets if not (path := plan.record(snippet)).exists()]
                  for page, snippets in plan.jobs.items()}
         stale = {page: todo for page, todo in stale.items() if todo}
         books = {page: path for page, args in plan.notebooks.items() if not (path := plan.notebook(*args)).exists()}
-        self.folder, self.pending, self.pool = plan.folder, {}, None
+        self.folder, self.pending, self.pool, self.progress = plan.folder, {}, None, None
         self.pages = {snippet.page for todo in stale.values() for snippet, _ in todo} | set(books)
         if not stale and not books:
             return
-        self.seconds = _read_json(plan.folder / "seconds.json")
+        self.seconds = read_json(plan.folder / "seconds.json")
         # an empty store (the publishing workflow's) orders its jobs by the last full build's
-        earlier = {**_read_json(LAST_FULL_BUILD).get("seconds", {}), **self.seconds}
+        earlier = {**read_json(LAST_FULL_BUILD).get("seconds", {}), **self.seconds}
         # (page, name, snippet and its record) per job; a notebook's name is its page
         todo = [(page, snippet.file, (snippet, path)) for page, found in stale.items() for snippet, path in found]
         todo += [(page, page, None) for page in books]
@@ -389,9 +440,10 @@ class Run:
         if str(REPO) not in sys.path:  # workers import this package by name
             sys.path.append(str(REPO))
         context.set_forkserver_preload(preload([s.source for found in stale.values() for s, _ in found]))
+        messages, environment = context.SimpleQueue(), env.environment({env.STORE: str(plan.folder)})
         self.pool = ProcessPoolExecutor(size, mp_context=context, initializer=_enter,
-                                        initargs=(env.environment({env.STORE: str(plan.folder)}), os.getpid()))
-        start, done = time.perf_counter(), []
+                                        initargs=(environment, os.getpid(), messages))
+        self.progress = Progress([name for _, name, _ in todo], earlier, size, messages, say, every)
         left = {page: len(found) for page, found in stale.items()} | dict.fromkeys(books, 1)
         took = dict.fromkeys(left, 0.0)
 
@@ -400,15 +452,12 @@ class Run:
                 self.seconds[name] = round(future.result(), 3)
                 took[page] += future.result()
                 left[page] -= 1
-                if not left[page]:
-                    done.append(page)
-                    what = "the notebook" if page in books else f"{len(stale[page])} snippet(s)"
-                    say(f"  docs/{page}: {what} in {took[page]:.1f} s ({len(done)} of {len(left)}, "
-                        f"{time.perf_counter() - start:.0f} s so far)")
+                self.progress.done(name, "" if left[page] else f"docs/{page}: " + (
+                    "the notebook" if page in books else f"{len(stale[page])} snippet(s)") + f" in {took[page]:.1f} s")
 
         for page, name, job in todo:
             if job is None:
-                future = self.pool.submit(_notebook_job, *plan.notebooks[page], books[page], plan.code)
+                future = self.pool.submit(_notebook_job, *plan.notebooks[page], books[page], plan.code, page)
                 self.pending[books[page]] = future
             else:
                 future = self.pool.submit(_snippet_job, *job, plan.code)
@@ -435,8 +484,85 @@ class Run:
                     process.terminate()
                 self.pool.shutdown(wait=True, cancel_futures=failed)
                 self.pool = None
+                self.progress.close()
                 _write(self.folder / "seconds.json", json.dumps(dict(sorted(self.seconds.items())), indent=1).encode())
         return set(self.pending)
+
+
+class Progress:
+    """What a :class:`Run` is doing, told within seconds of its start and then at least every
+    ``every`` seconds: the jobs done of all, those running and for how long, the parts of the
+    shared runs done (``sdpa.runtime.each``, told by the workers), the time so far and, where
+    the last build's record times every job, an estimate of the time left. On a terminal a
+    bar (tqdm) that ``say``'s lines (MkDocs' log) pass above; elsewhere (CI) plain lines."""
+
+    def __init__(self, names: list[str], earlier: dict[str, float], workers: int, messages, say, every: float):
+        from tqdm import tqdm
+        from tqdm.contrib.logging import logging_redirect_tqdm
+
+        self.names, self.earlier, self.workers, self.messages = names, earlier, workers, messages
+        self.start, self.finished, self.running, self.parts = time.monotonic(), set(), {}, {}
+        self.lock, self.stopped = threading.Lock(), threading.Event()
+        self.bar = tqdm(total=len(names), unit="job", desc="Executing", dynamic_ncols=True) if _terminal() else None
+        self.say = self.bar.write if self.bar is not None and say is print else say
+        self.quiet = contextlib.ExitStack()
+        if self.bar is not None:
+            self.quiet.enter_context(logging_redirect_tqdm([logging.getLogger("mkdocs")]))
+        self.thread = threading.Thread(target=self._tick, args=(every,), daemon=True, name="progress")
+        self.thread.start()
+
+    def done(self, name: str, line: str) -> None:
+        with self.lock:
+            self.finished.add(name)
+            self.running.pop(name, None)
+            if self.bar is not None:
+                self.bar.update(1)
+            if line:
+                self.say(f"  {line} ({len(self.finished)} of {len(self.names)} jobs done, "
+                         f"{_minutes(time.monotonic() - self.start)} so far)")
+
+    def line(self) -> str:
+        """``12 of 80 jobs done; running: snippets/x.py 45 s; parts: 5 of 24; 3 min 10 s so far, about 9 min left``."""
+        now, left = time.monotonic(), [name for name in self.names if name not in self.finished]
+        running = ", ".join(f"{name} {now - since:.0f} s" for name, since in sorted(self.running.items()))
+        parts = ", ".join(f"{name.rsplit('.', 1)[-1]} {done} of {total}" for name, (done, total) in self.parts.items())
+        text = f"{len(self.finished)} of {len(self.names)} jobs done" + (f"; running: {running}" if running else "")
+        text += (f"; parts: {parts}" if parts else "") + f"; {_minutes(now - self.start)} so far"
+        if left and all(name in self.earlier for name in left):  # by the last build's seconds
+            work = sum(self.earlier[name] for name in left) - sum(now - t for t in self.running.values())
+            text += f", about {_minutes(max(work, 0) / self.workers)} left by the last build's record"
+        return text
+
+    def _tick(self, every: float) -> None:
+        told = time.monotonic() - every + min(every, 5.0)  # the first line five seconds in, at most
+        while not self.stopped.wait(1.0):
+            with self.lock:
+                while not self.messages.empty():
+                    kind, name, *rest = self.messages.get()
+                    if kind == "start" and name not in self.finished:
+                        self.running[name] = rest[-1]
+                    else:
+                        self.parts[name] = tuple(rest[:2])
+                if self.bar is not None:
+                    self.bar.set_postfix_str(self.line().split("; ", 1)[-1], refresh=True)
+                elif time.monotonic() - told >= every:
+                    told = time.monotonic()
+                    self.say(f"  {self.line()}")
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join()
+        if self.bar is not None:
+            self.bar.close()
+        self.quiet.close()
+
+
+def _terminal() -> bool:
+    return sys.stderr.isatty() and not env.ci()
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {seconds % 60:.0f} s" if seconds >= 60 else f"{seconds:.0f} s"
 
 
 def run_plan(plan: Plan, jobs: int | None = None, say: Callable[[str], None] = print) -> set[Path]:

@@ -2,17 +2,23 @@
 
 ``on_pre_build`` starts what the store lacks in worker processes (:mod:`sitebuild.execute`);
 the build itself only reads the store: a python fence shows what its snippet printed (or
-its traceback, and the build fails naming file, line and page), the notebook page the HTML
-its run left, each waiting for its record while the workers run. A build's state is made
-new by ``on_config`` (``mkdocs serve``'s rebuilds too); only the command lasts.
+its traceback, and the build fails naming file, line and page), and under it the loop that
+trained it; the notebook page shows the HTML its run left. A build's state is made new by
+``on_config``; under ``mkdocs serve`` a rebuild after an edit of ``sitebuild/`` runs the new
+code (:func:`on_serve`). ``--dirty`` renders again every page whose inputs changed
+(:func:`on_files`), so it never serves a stale page.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import logging
+import posixpath
 import sys
+import types
+from importlib.metadata import version
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,13 +28,16 @@ if str(REPO) not in sys.path:  # MkDocs loads this file by path; the package sit
 from mkdocs.exceptions import PluginError  # noqa: E402
 
 from sitebuild import code_pages, execute, markup, notebook, report  # noqa: E402
-from sitebuild.execute import Snippet, SnippetFailure  # noqa: E402
+from sitebuild.execute import BUILD, Snippet, SnippetFailure, env  # noqa: E402
 from sitebuild.fences import FenceCheckExtension  # noqa: E402
 from sitebuild.markdown_exec_adapter import render, route_python_fences  # noqa: E402
 from sitebuild.math import MathMLExtension  # noqa: E402
 
 log = logging.getLogger("mkdocs.sitebuild")
 _SERVE_ERRORS = logging.getLogger("sitebuild.serve")
+#: What a page's rendering reads besides its own file and its runs: their versions make every
+#: page's mark (:func:`on_files`).
+RENDERING = ("mkdocs", "mkdocs-material", "markdown-exec", "pymdown-extensions", "Markdown", "Pygments", "math-core")
 
 
 class Build:
@@ -40,15 +49,37 @@ class Build:
         self.library: code_pages.Library | None = None  # None: no Code pages
         self.page, self.failures, self.snippets, self.notebooks = "", [], [], []  # the last two: the report
         self.profiles: dict[str, str] = {}  # page -> the profile its snippets ran with
+        self.marks: dict[str, str] = {}  # page -> the digest of all its rendering reads
+        self.rendered: set[str] = set()
 
 
-_command = "build"
+_command, _dirty = "build", False
 _build: Build | None = None
 
 
 def on_startup(command: str, dirty: bool) -> None:
-    global _command
-    _command = command
+    global _command, _dirty
+    _command, _dirty = command, dirty
+
+
+def on_serve(server, config, builder):
+    """Before each rebuild, if a file of ``sitebuild/`` changed: forget its modules and run the
+    site's hook files again (MkDocs keeps them loaded), so the rebuild runs the code on disk."""
+    hooks, loaded = list(config.hooks.values()), [env.code_digest(BUILD)]
+    state = {"_command": _command, "_dirty": _dirty}
+
+    def rebuild() -> None:
+        if env.code_digest(BUILD) != loaded[0]:
+            loaded[0] = env.code_digest(BUILD)
+            for name in [name for name in sys.modules if name.split(".")[0] == "sitebuild"]:
+                del sys.modules[name]
+            for module in hooks:
+                module.__spec__.loader.exec_module(module)
+                vars(module).update(state if module.__spec__.origin == __file__ else {})
+        builder()
+
+    server.builder = rebuild
+    return server
 
 
 def on_config(config):
@@ -67,26 +98,65 @@ def on_pre_build(config) -> None:
     _build.run = execute.Run(_build.plan, say=log.info)
 
 
+def _marks_file(config) -> Path:
+    """Where the marks of the pages last built into the site's folder are kept (in the store)."""
+    site = hashlib.sha256(str(Path(config.site_dir).resolve()).encode()).hexdigest()[:16]
+    return _build.plan.folder / "sites" / f"{site}.json"
+
+
+def _shared(config) -> str:
+    """The digest of what every page's rendering reads: mkdocs.yml, the build's code and theme,
+    the includes, the records, the library, the run's context, the list of pages, the versions."""
+    docs, plan = Path(config.docs_dir).resolve(), _build.plan
+    roots = [Path(config.config_file_path), BUILD, report.RECORDS_DIR,
+             *(base for base in _build.bases if base != docs and not (base / env.LIBRARY.name).is_dir())]
+    digest = hashlib.sha256(repr((plan.code, env.run_context(plan.device), config.site_url, config.use_directory_urls,
+                                  [version(package) for package in RENDERING])).encode())
+    for root in roots:
+        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update("\0".join(sorted(str(path.relative_to(docs)) for path in docs.rglob("*"))).encode())
+    return digest.hexdigest()
+
+
 def on_files(files, config):
-    for file in files.documentation_pages():  # ``mkdocs serve --dirty`` renders a page whose runs changed
-        if file.src_uri in _build.run.pages:
-            file.is_modified = lambda: True
     library = code_pages.Library(_build.bases)
     if code_pages.add_pages(files, config, library):
         _build.library = library
+    # A page is rendered again (``--dirty``: MkDocs asks ``is_modified``) when its mark, the
+    # digest of all it reads (its file, its runs' keys, what every page reads), is not the one
+    # the last build of this folder left, or a snippet of it ran now (a failure runs again).
+    saved, shared, changed = execute.read_json(_marks_file(config)), _shared(config), []
+    _marks_file(config).unlink(missing_ok=True)  # kept again once this build has ended well
+    for file in files.documentation_pages():
+        runs = [_build.plan.record(snippet).name for snippet in _build.plan.jobs.get(file.src_uri, [])]
+        if file.src_uri in _build.plan.notebooks:
+            runs.append(_build.plan.notebook(*_build.plan.notebooks[file.src_uri]).name)
+        mark = hashlib.sha256(b"\0".join([shared.encode(), file.content_bytes, *map(str.encode, runs)])).hexdigest()
+        _build.marks[file.src_uri] = mark
+        if (saved.get(file.src_uri) != mark or file.src_uri in _build.run.pages
+                or not Path(file.abs_dest_path).is_file()):
+            changed.append(file)
+    _search_index(config, changed, files)
+    for file in files.documentation_pages():
+        file.is_modified = lambda file=file: file in changed
     return files
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:
-    if report.RECORDS in markdown:  # the build report's lines read from bench/records/
-        markdown = markdown.replace(report.RECORDS, report.records_markdown())
-    if _build.library is None:
-        return markdown
-    return code_pages.link_uses(markdown, page.file.src_uri, _build.library, _build.bases)
-
-
-def on_pre_page(page, config, files):
-    _build.page = page.file.src_uri
+def _search_index(config, changed: list, files) -> None:
+    """Keep Material's search index whole in a dirty build: it merges the entries of one page
+    rendered again (not the home page's: all start with its location) into the last index (this
+    process's, else the site's file); more pages than one are all rendered again."""
+    search = config.plugins.get("material/search")
+    last = Path(config.site_dir, "search", "search_index.json")
+    if search is None or not _dirty:
+        return
+    if len(changed) > 1 or any(file.url in ("", "index.html") for file in changed):
+        changed[:] = files.documentation_pages()
+        search.search_index_prev = None
+    elif search.search_index_prev is None and last.is_file():
+        search.search_index_prev = types.SimpleNamespace(entries=json.loads(last.read_text())["docs"])
 
 
 def _record(path: Path, what: str) -> dict:
@@ -94,10 +164,42 @@ def _record(path: Path, what: str) -> dict:
         _build.run.wait(path)
     except Exception as error:  # a run that cannot be stored, a worker that died
         raise PluginError(f"{what}: its run failed: {error!r}") from error
-    if not path.is_file():
+    record = execute.read(path)
+    if record is None:
         raise PluginError(f"{what}: the store ({_build.plan.folder}) holds no run of it: was it edited during the "
                           "build? Build again")
-    return json.loads(path.read_text())
+    return record
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    if report.RECORDS in markdown:  # the build report's lines read from bench/records/
+        markdown = markdown.replace(report.RECORDS, report.records_markdown())
+    if _build.library is not None:
+        markdown = code_pages.link_uses(markdown, page.file.src_uri, _build.library, _build.bases)
+    return _loops(markdown, page.file.src_uri, files)
+
+
+def _loops(markdown: str, page: str, files) -> str:
+    """Under each executed fence whose run stepped an optimiser, the loop that did, linked to
+    its place on the Code pages (recorded while the snippet ran: ``sdpa.runtime.loops``)."""
+    lines = markdown.split("\n")
+    for fence, snippet in reversed(execute.fenced_snippets(markdown, page, _build.bases)):
+        trained = _record(_build.plan.record(snippet), f"{snippet.file} (page docs/{page})").get("trained", [])
+        links = []
+        for name in trained:
+            module, _, function = name.rpartition(".")
+            code = files.get_file_from_path(f"code/{module.removeprefix('sdpa.').replace('.', '/')}.md")
+            target = posixpath.relpath(code.src_uri, posixpath.dirname(page) or ".") if code else ""
+            links.append(f"[`{name}`]({target}#{function})" if code else f"`{name}`")
+        if links:
+            lines[fence.last:fence.last] = ["", fence.indent + f"The loop that trained it: {' · '.join(links)}",
+                                            fence.indent + "{ .sdpa-uses }"]
+    return "\n".join(lines)
+
+
+def on_pre_page(page, config, files):
+    _build.page = page.file.src_uri
+    _build.rendered.add(page.file.src_uri)
 
 
 def _output(code: str, filename: str) -> str:
@@ -153,7 +255,11 @@ def on_post_page(output: str, page, config) -> str:
 def on_post_build(config) -> None:
     _build.run.close()
     notebook.write_downloads(config, _build.bases)
-    report.write(config.site_dir, _build.snippets, _build.notebooks, report.digests(config, _build.plan))
+    kept = execute.read_json(Path(config.site_dir, "build-report.json")) if _dirty else {}  # the pages not rendered
+    snippets, notebooks = ([entry for entry in kept.get(part, []) if entry["page"] not in _build.rendered] + ours
+                           for part, ours in (("snippets", _build.snippets), ("notebooks", _build.notebooks)))
+    report.write(config.site_dir, snippets, notebooks, report.digests(config, _build.plan))
+    execute._write(_marks_file(config), json.dumps(_build.marks).encode())
 
 
 def on_build_error(error) -> None:

@@ -152,6 +152,7 @@ class SnippetRun:
     output: str
     leaks: list[str]  # global state the run left behind: changed rcParams, open pyplot figures
     failure: SnippetFailure | None = None
+    trained: list[str] | None = None  # the loops that stepped an optimiser while it ran
 
 
 class KeptNamespace(dict):
@@ -175,6 +176,7 @@ class Session:
         self.root = Path(tempfile.mkdtemp(prefix="sdpa-session-"))
         self.process: subprocess.Popen | None = None  # the build, or python -m sitebuild.execute
         self.build: Build | None = None  # when that process builds the site
+        self.started = time.time()  # a failure stored before is no run: it runs again
 
     @functools.cache  # noqa: B019 - one session
     def record(self, snippet: str) -> Path:
@@ -183,7 +185,11 @@ class Session:
 
     def missing(self, pages) -> list[str]:
         """The pages of ``pages`` whose snippets' runs the store lacks."""
-        return sorted(page for page in pages if not all(self.record(s).exists() for s in page_includes()[page]))
+        def ran(path: Path) -> bool:
+            failed = execute.failed(path)
+            return path.exists() or failed.exists() and failed.stat().st_mtime >= self.started
+
+        return sorted(page for page in pages if not all(ran(self.record(s)) for s in page_includes()[page]))
 
     def output(self) -> str:
         return (self.root / "output.txt").read_text(errors="replace") if self.process else ""
@@ -244,10 +250,11 @@ class Session:
         if snippet not in self.runs:
             self.wait_for(page)
             path = self.record(snippet)
-            record = json.loads(path.read_text())
-            data = pickle.loads(path.with_suffix(".pickle").read_bytes())
+            record = execute.read(path, self.started)
+            data = pickle.loads(path.with_suffix(".pickle").read_bytes()) if not record["failure"] else {}
             failure = SnippetFailure(**record["failure"]) if record["failure"] else None
-            self.runs[snippet] = SnippetRun(KeptNamespace(data, snippet), record["output"], record["leaks"], failure)
+            self.runs[snippet] = SnippetRun(KeptNamespace(data, snippet), record["output"], record["leaks"], failure,
+                                            record["trained"])
             gc.freeze()  # the runs live as long as the session: out of the collector's scans
         run = self.runs[snippet]
         if run.failure is not None:

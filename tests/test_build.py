@@ -310,6 +310,7 @@ def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_
     config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
     config["theme"]["custom_dir"] = str(REPO / config["theme"]["custom_dir"])
     config.pop("extra_css", None)
+    config.pop("watch", None)  # the site's folders, relative to its mkdocs.yml
     for extension in config["markdown_extensions"]:
         if isinstance(extension, dict) and "pymdownx.snippets" in extension:
             bases = extension["pymdownx.snippets"]["base_path"]  # the site's own (snippets, includes) too
@@ -441,6 +442,76 @@ def test_serve_keeps_serving_and_shows_the_error(tmp_path):
     assert "boom.py, line 4" in terminal
 
 
+def test_a_dirty_rebuild_after_a_revert_shows_the_reverted_page(tmp_path):
+    """Stale sequence (1): ``mkdocs build --dirty`` (and ``serve --dirty``) rendered a page
+    again only when one of its snippets ran, and a reverted snippet's key is already in the
+    store: the page kept the edit's output. A page is rendered again whenever what it reads
+    changed, and the search index holds every page once, as it is now."""
+    config = throwaway_site(tmp_path, PAGE, snippet='print("first")\n')
+    folder, site = tmp_path / "snippets" / "broken", tmp_path / "site"
+    options = {env.JOBS: "1", env.STORE: str(tmp_path / "store")}
+    shown = []
+    for snippet, source, flags in (("boom", "first", []), ("boom", "second", ["--dirty"]),
+                                   ("boom", "first", ["--dirty"]), ("fine", "second", ["--dirty"])):
+        (folder / f"{snippet}.py").write_text(f'print("{source}")\n')
+        done = mkdocs("build", "-f", str(config), "-d", str(site), "--no-strict", *flags, **options)
+        assert done.returncode == 0, done.stderr
+        index = json.loads((site / "search" / "search_index.json").read_text())["docs"]
+        pages = sorted(entry["location"] for entry in index if "#" not in entry["location"])
+        words = re.findall(r"\b(first|second)\b", " ".join(entry["text"] for entry in index))
+        shown.append((re.findall(r"<p>(first|second)</p>", page_html(site, "index.md")), pages, words))
+    assert shown == [(["first"], ["", "fine/"], ["first"]), (["second"], ["", "fine/"], ["second"]),
+                     (["first"], ["", "fine/"], ["first"]), (["first"], ["", "fine/"], ["first", "second"])]
+
+
+def _get(url: str) -> str:
+    try:
+        return urllib.request.urlopen(url, timeout=5).read().decode()
+    except OSError:
+        return ""
+
+
+def test_serve_rebuilds_after_an_edit_of_any_folder_the_build_reads(tmp_path):
+    """Stale sequence (2): plain ``mkdocs serve`` watched docs/ and snippets/ only, so an
+    edit of includes/ (the glossary, the shared verdicts) or bench/records/ (the build
+    report) was not shown, and one of sitebuild/ needed a restart. Served from a copy of the
+    site's code, with mkdocs.yml's own ``watch`` list."""
+    for folder in ("sitebuild", "snippets/sdpa", "includes", "docs/assets"):
+        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "includes" / "probe.md").write_text("Included: first.\n")
+    records = tmp_path / "bench" / "records" / "full-build.json"
+    records.parent.mkdir(parents=True)
+    records.write_text(json.dumps({"build_s": 60, "cores": 2, "claims_s": 1, "date": "first-date"}))
+    (tmp_path / "docs" / "index.md").write_text('# Home\n\n--8<-- "probe.md"\n\n<!-- records -->\n')
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
+    config["nav"] = [{"Home": "index.md"}]
+    config["plugins"] = [plugin for plugin in config["plugins"] if plugin in ("search", "markdown-exec")]
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config, allow_unicode=True))
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env.environment({"NO_MKDOCS_2_WARNING": "1", env.STORE: str(tmp_path / "store"),
+                                                   "PYTHONPATH": ""}))
+    report = tmp_path / "sitebuild" / "report.py"
+    edits = [(None, None, "Included: first."),
+             (tmp_path / "includes" / "probe.md", ("first", "second"), "Included: second."),
+             (records, ("first-date", "second-date"), "second-date"),
+             (report, ("The last full build took", "Edited: the last full build took"), "Edited: the last")]
+    try:
+        for path, (old, new), shown in ((p, e or ("", ""), s) for p, e, s in edits):
+            if path is not None:
+                path.write_text(path.read_text().replace(old, new))
+            deadline = time.monotonic() + 120
+            while shown not in _get(f"http://127.0.0.1:{port}/") and time.monotonic() < deadline:
+                assert server.poll() is None, "mkdocs serve stopped"
+                time.sleep(0.3)
+            assert shown in _get(f"http://127.0.0.1:{port}/"), f"not shown after its edit: {shown}"
+    finally:
+        server.terminate()
+        terminal = server.communicate(timeout=30)[0]
+    assert "Error" not in terminal, terminal
+
+
 def test_one_page_s_snippets_run_in_several_workers_at_once(tmp_path):
     """Each snippet is a job of its own: two snippets of one page, each waiting until the
     other has started, finish only if two workers run them at once; the progress line
@@ -458,6 +529,19 @@ def test_one_page_s_snippets_run_in_several_workers_at_once(tmp_path):
     pids = {json.loads(plan.record(snippet).read_text())["output"] for snippet in snippets}
     assert len(pids) == 2 and all(pid.strip().isdigit() for pid in pids), pids
     assert [line for line in said if "docs/page.md" in line] == [said[-1]] and "2 snippet(s)" in said[-1]
+
+
+def test_a_run_says_what_runs_soon_after_its_start_and_then_at_intervals(tmp_path):
+    """A full build printed its first line after 66 minutes (a line came only as a whole
+    page was done). Now a run says within seconds what runs, and then every ``every``
+    seconds (30 in a build): jobs done of all, those running, the time so far."""
+    from sitebuild.execute import Plan, Run, Snippet, code
+
+    snippet = Snippet("page.md", "snippets/page/slow.py", "import time\ntime.sleep(4)\n")
+    said: list[str] = []
+    Run(Plan({"page.md": [snippet]}, {}, code(), "cpu", tmp_path / "store"), 1, said.append, every=1.0).close()
+    ticks = [line for line in said if "running: snippets/page/slow.py" in line]
+    assert len(ticks) >= 2 and all("0 of 1 jobs done" in line and "so far" in line for line in ticks), said
 
 
 def test_an_empty_store_runs_the_last_full_build_s_slowest_jobs_first(tmp_path, monkeypatch):

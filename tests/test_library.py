@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import inspect
 import itertools
 import math
 import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from conftest import DOCS, REPO, SNIPPETS
 from sdpa import env, runtime
@@ -248,60 +245,22 @@ def test_a_sweep_in_parts_is_the_whole_sweep(monkeypatch):
         assert torch.equal(getattr(whole, field.name).nan_to_num(), getattr(parts, field.name).nan_to_num()), field.name
 
 
-def _plain_calls(entry, monkeypatch) -> list[list[str]]:
-    """Each optimiser step's chain of library calls, from the one ``entry()`` makes down to
-    ``optimizer.step()``: the library's frames on the stack (the memo's plumbing,
-    ``sdpa/runtime.py``, is not a call a reader follows). Nothing comes from the store."""
-    monkeypatch.delenv(env.STORE, raising=False)
-    monkeypatch.setenv(env.DEVICE, "cpu")
-    library, plumbing = SNIPPETS / "sdpa", SNIPPETS / "sdpa" / "runtime.py"
-    chains: list[list[str]] = []
-
-    def hook(optimizer, args, kwargs):
-        frames = [f for f in inspect.stack(0) if Path(f.filename).is_relative_to(library)
-                  and Path(f.filename) != plumbing]
-        chains.append([f.function for f in reversed(frames)])
-
-    handle = register_optimizer_step_pre_hook(hook)
-    try:
-        entry()
-    finally:
-        handle.remove()
-    return chains
-
-
-@pytest.mark.parametrize("study", ["language", "plane", "spreads", "budgets", "ablation",
-                                   "recall", "gpt", "alone"])
-def test_a_study_reaches_the_optimizer_in_at_most_three_plain_calls(study, monkeypatch):
-    """The loop a reader sees is the loop that runs: from a figure's snippet, a study's
-    entry point reaches ``optimizer.step()`` through at most three plain calls, the last
-    of them :func:`sdpa.training.train` (tiny sizes; the same code as the pages')."""
-    from sdpa.ablation import Ablation, run_ablation
-    from sdpa.language import SIZES, run_language
-    from sdpa.plane import Plane, SpreadStudy, run_plane, run_spreads
-    from sdpa.temperature import train_alone
-    from sdpa.tuning import BudgetStudy, run_budgets
-
-    tiny_language = dataclasses.replace(SIZES["quick"], steps=2, batch=2, evals=1, held_out=2,
-                                        confirm_seeds=(1,))
-    tiny_plane = Plane(steps=4, d_ks=(16,), grid_d_ks=(), rates=1, choose_seeds=(0,),
-                       confirm_seeds=(1,), last=1, record_every=1)
-    tiny_recall = RecallExperiment(d_k=8, d_model=8, steps=2)
-    entry = {"language": lambda: run_language.__wrapped__(tiny_language),
-             "plane": lambda: run_plane.__wrapped__(tiny_plane),
-             "spreads": lambda: run_spreads.__wrapped__(SpreadStudy(
-                 tiny_plane, d_k=16, spreads=(1.0,), named=())),
-             "budgets": lambda: run_budgets.__wrapped__(BudgetStudy(
-                 tiny_plane, budgets=(6,), d_ks=(16,), shifts=(0,), settings=("none",))),
-             "ablation": lambda: run_ablation.__wrapped__(Ablation(d_ks=(16,), seeds=(0,),
-                                                                   steps=2, record_every=1)),
-             "recall": lambda: run_recall.__wrapped__(tiny_recall),
-             "gpt": lambda: run_gpt.__wrapped__(GPTSweep(steps=2)),
-             "alone": lambda: train_alone(tiny_recall, Arm(), seed=0)}[study]
-    chains = _plain_calls(entry, monkeypatch)
-    assert chains, "the study trained nothing"
-    for chain in chains:
-        assert len(chain) <= 3 and chain[-1] == "train", chain
+def test_configuration_objects_hold_data_and_train_nothing():
+    """A study's frozen configuration (``Plane``, ``BudgetStudy``, ...) holds sizes, rates
+    and seeds: no method of a library class calls what trains (a memoised study or engine,
+    :func:`sdpa.runtime.each`, or a training loop). Functions train, and say so by name."""
+    modules = {path: ast.parse(path.read_text()) for path in sorted((SNIPPETS / "sdpa").glob("*.py"))}
+    training = {"each", "train", "train_member", "train_alone"} | {
+        node.name for tree in modules.values() for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+        and any(re.match(r"(runtime\.)?memo\b", ast.unparse(d)) for d in node.decorator_list)}
+    found = []
+    for path, tree in modules.items():
+        for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+            for method in (node for node in cls.body if isinstance(node, ast.FunctionDef)):
+                calls = {getattr(call.func, "id", getattr(call.func, "attr", None))
+                         for call in ast.walk(method) if isinstance(call, ast.Call)}
+                found += [f"{path.name}: {cls.name}.{method.name} calls {name}" for name in sorted(calls & training)]
+    assert not found, found
 
 
 def test_text_sweep_member_equals_separate_run(monkeypatch):

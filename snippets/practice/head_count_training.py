@@ -14,6 +14,7 @@ it; a quick build prints that the full build decides it.
 
 import sdpa
 from sdpa.attention import Scale
+from sdpa.practice import final_losses
 from sdpa.sizes import sizes
 from sdpa.stats import paired
 
@@ -21,7 +22,7 @@ STUDY = sizes().head_count  # None in the quick profile
 
 
 def measure():
-    losses = {h: STUDY.final_losses(h) for h in STUDY.heads}
+    losses = {h: final_losses(STUDY, h) for h in STUDY.heads}
     best = {(h, rule): STUDY.lrs[int(loss.mean(-1).argmin())]
             for h, per_rule in losses.items() for rule, loss in per_rule.items()}
     return {"losses": losses, "best": best, "lrs": STUDY.lrs, "heads": STUDY.heads}

@@ -34,8 +34,9 @@ class HeadCountStudy:
                                 steps=self.steps, arms=scale_arms(rules=self.rules),
                                 lrs=self.lrs, seeds=self.seeds, optimizer="adam")
 
-    def final_losses(self, heads: int) -> dict[Scale, torch.Tensor]:
-        """One head count's final losses: {rule: (rates, seeds)}."""
-        experiment = self.experiment(heads)
-        loss = final_loss(run_recall(experiment).metrics, self.last, math.log(experiment.n_values))
-        return {rule: loss[i] for i, rule in enumerate(self.rules)}
+
+def final_losses(study: HeadCountStudy, heads: int) -> dict[Scale, torch.Tensor]:
+    """One head count's final losses: {rule: (rates, seeds)}."""
+    experiment = study.experiment(heads)
+    loss = final_loss(run_recall(experiment).metrics, study.last, math.log(experiment.n_values))
+    return {rule: loss[i] for i, rule in enumerate(study.rules)}

@@ -34,9 +34,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-#: The training loops of this module: a snippet whose library code reaches one links to it
-#: (the Code pages' "the loop that trained it").
-__loops__ = ("train",)
 
 #: The optimisers the site uses, by name.
 OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {

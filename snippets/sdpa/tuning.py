@@ -14,7 +14,7 @@ import torch
 
 from sdpa.ablation import final_loss
 from sdpa.attention import Scale
-from sdpa.plane import Plane, point_arm, run_plane
+from sdpa.plane import Plane, PlaneResult, point_arm, run_plane
 from sdpa.recall import Arm, Optimizer, RecallExperiment, run_recalls
 from sdpa.runtime import each, memo
 from sdpa.stats import chance_note, paired
@@ -66,16 +66,17 @@ class BudgetStudy:
     shifts: tuple[int, ...] = (-3, -2, -1, 0, 1)
     settings: tuple[str, ...] = ("none", "inv_sqrt", "inv", "best")
 
-    def lrs(self, optimizer: Optimizer, d_k: int, name: str) -> tuple[float, ...]:
-        """The shared rates a setting sweeps at the longer budgets."""
-        _, lr = run_plane(self.plane)[(optimizer, d_k)].settings[name]
+    def lrs(self, tuned: PlaneResult, name: str) -> tuple[float, ...]:
+        """The shared rates a setting sweeps at the longer budgets, around the rate the plane
+        chose for it (``tuned``: the plane's result for an optimiser and d_k)."""
+        _, lr = tuned.settings[name]
         return tuple(lr * 10 ** (k / self.plane.per_decade) for k in self.shifts)
 
-    def arms(self, optimizer: Optimizer, d_k: int) -> dict[str, Arm]:
+    def arms(self, tuned: PlaneResult) -> dict[str, Arm]:
         """The arms re-tuned at each budget, by setting name (:data:`sdpa.plane.SETTINGS`)."""
-        best, _ = run_plane(self.plane)[(optimizer, d_k)].settings["best"]
+        best, _ = tuned.settings["best"]
         arms = {"none": Arm(Scale.NONE), "inv_sqrt": Arm(Scale.INV_SQRT),
-                "inv": Arm(Scale.INV), "best": point_arm(d_k, best, optimizer)}
+                "inv": Arm(Scale.INV), "best": point_arm(tuned.d_k, best, tuned.optimizer)}
         return {name: arms[name] for name in self.settings}
 
 
@@ -102,9 +103,9 @@ def run_budgets(study: BudgetStudy) -> dict[tuple[int, Optimizer, int, str], Bud
     budget is read from :func:`sdpa.plane.run_plane`; each longer budget, d_k and optimiser
     is one ensemble per stage, split between the processes that ask for the study
     (:func:`sdpa.runtime.each`). Memoised."""
-    p = study.plane
+    p, planes = study.plane, run_plane(study.plane)
     out = {}
-    for (optimizer, d_k), result in run_plane(p).items():
+    for (optimizer, d_k), result in planes.items():
         if d_k in study.d_ks and optimizer in study.optimizers:
             for name in study.settings:
                 point, lr = result.settings[name]
@@ -114,8 +115,8 @@ def run_budgets(study: BudgetStudy) -> dict[tuple[int, Optimizer, int, str], Bud
     # one ensemble per (budget, d_k, optimiser) and stage: its settings' arms
     groups = [(steps, d_k, opt) for steps in study.budgets for d_k in study.d_ks
               for opt in study.optimizers]
-    keys = [(*group, name, arm, study.lrs(group[2], group[1], name)) for group in groups
-            for name, arm in study.arms(group[2], group[1]).items()]
+    keys = [(*group, name, arm, study.lrs(planes[group[2], group[1]], name)) for group in groups
+            for name, arm in study.arms(planes[group[2], group[1]]).items()]
 
     def calls(seeds, rates):  # each group's experiments, one ensemble each, in keys' order
         return [(tuple(p.experiment(opt, d_k, (arm,), rates(lrs, k), seeds, steps)
@@ -156,15 +157,18 @@ class LearnedScaleStudy:
     fixed: Arm = Arm(Scale.INV_SQRT)
     learned: Arm = Arm(Scale.INV_SQRT, learn_scale=True)
 
-    def rates(self, optimizer: Optimizer) -> tuple[float, ...]:
-        """The rates, ``above`` grid steps over the plane's best for 1/sqrt(d_k)."""
-        _, best = run_plane(self.plane)[(optimizer, self.d_k)].settings["inv_sqrt"]
+    def rates(self, tuned: PlaneResult) -> tuple[float, ...]:
+        """The rates, ``above`` grid steps over the plane's best for 1/sqrt(d_k) (``tuned``:
+        the plane's result for an optimiser at this d_k)."""
+        _, best = tuned.settings["inv_sqrt"]
         return tuple(best * 10 ** (k / self.plane.per_decade) for k in self.above)
 
-    def experiments(self) -> tuple[RecallExperiment, ...]:
-        """One experiment per optimiser, to train together with :func:`run_recalls`."""
+    def experiments(self, planes: dict) -> tuple[RecallExperiment, ...]:
+        """One experiment per optimiser, to train together with :func:`run_recalls`
+        (``planes``: :func:`sdpa.plane.run_plane`'s results)."""
         return tuple(self.plane.experiment(opt, self.d_k, (self.fixed, self.learned),
-                                           self.rates(opt), self.plane.confirm_seeds)
+                                           self.rates(planes[opt, self.d_k]),
+                                           self.plane.confirm_seeds)
                      for opt in self.plane.optimizers)
 
 

@@ -15,6 +15,7 @@ import torch
 
 import sdpa
 from sdpa.ablation import DIVERGED, final_loss
+from sdpa.plane import run_plane
 from sdpa.recall import run_recalls
 from sdpa.sizes import sizes
 from sdpa.training import OPTIMIZER_LABELS
@@ -24,10 +25,10 @@ STUDY = sizes().learned_scale
 
 def learned_scale(study):
     """Each arm and rate of ``study``, above the best shared rate of 1/sqrt(d_k)."""
-    rows = []
-    for optimizer, history in zip(study.plane.optimizers, run_recalls(study.experiments())):
+    rows, planes = [], run_plane(study.plane)
+    for optimizer, history in zip(study.plane.optimizers, run_recalls(study.experiments(planes))):
         chance = math.log(history.experiment.n_values)
-        lrs = study.rates(optimizer)
+        lrs = study.rates(planes[optimizer, study.d_k])
         for arm in (study.fixed, study.learned):
             for lr, k in zip(lrs, study.above):
                 curves = history.arm(arm, lr)

@@ -6,7 +6,8 @@ the plotted numbers as CSV in a ``<script type="text/csv">``), it writes
 writes ``d_k`` as ``dₖ`` in the caption and text alternative; and makes the SVG follow the
 page: the ink ``currentColor``, each palette colour ``var(--sdpa-cN, colour)``
 (``docs/assets/site.css``), ids prefixed with the figure's name, coordinates to 0.1 pt,
-sized by CSS. Each SVG is edited as a tree (``markup.py``), read once, written twice.
+sized by CSS, left out of the search index (``data-search-exclude``). Each SVG is edited as
+a tree (``markup.py``), read once, written twice.
 """
 
 from __future__ import annotations
@@ -193,5 +194,5 @@ def _themed(svg: markup.Element, prefix: str, colours: tuple) -> str:
               if key not in ("width", "height") or not _SIZE.fullmatch(value)}
     if _SIZE.fullmatch(width):
         attrib = {"style": f"max-width: {float(width[:-2]) * 4 / 3:.0f}px", **attrib}
-    svg.attrib = attrib
+    svg.attrib = {**attrib, "data-search-exclude": ""}  # Material's search skips the drawing
     return markup.write(svg)

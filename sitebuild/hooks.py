@@ -71,15 +71,12 @@ def on_files(files, config):
     for file in files.documentation_pages():  # ``mkdocs serve --dirty`` renders a page whose runs changed
         if file.src_uri in _build.run.pages:
             file.is_modified = lambda: True
-    library = code_pages.Library(_build.bases)
-    if code_pages.add_pages(files, config, library):
-        _build.library = library
+    if files.get_file_from_path(code_pages.SECTION) is not None:  # the Code pages (docs/code/) are built
+        _build.library = code_pages.Library(_build.bases)
     return files
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    if report.RECORDS in markdown:  # the build report's lines read from bench/records/
-        markdown = markdown.replace(report.RECORDS, report.records_markdown())
     if _build.library is None:
         return markdown
     return code_pages.link_uses(markdown, page.file.src_uri, _build.library, _build.bases)

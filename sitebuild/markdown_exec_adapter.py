@@ -6,16 +6,25 @@ language, ``{"name": "python", "format": markdown_exec.formatter}``, whose optio
 ``markdown_exec.validator``) are ``base_format``'s keywords, the fence's others (``title``)
 under ``"extra"``; (2) ``base_format`` calls ``run(code, returncode=..., session=...,
 id=..., **extra)`` and shows what it returns in Source/Result tabs; (3) the fence's ``id``
-prefixes the HTML ids of its tabs, so two fences of a page never repeat one.
+prefixes the HTML ids of its tabs, so two fences of a page never repeat one; (4) the Source
+tab, behind the output, is ``<div class="tabbed-block">`` holding the highlighted code and
+its ``<pre>``, which :func:`render` marks ``data-search-exclude`` (Material's search leaves it
+out: the snippet's name, on the tab, stays in).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 import markdown_exec
 from mkdocs.exceptions import PluginError
 from pymdownx.superfences import SuperFencesException
+
+
+#: The Source tab's code, as markdown-exec writes it behind the output (``source="tabbed-right"``).
+SOURCE_CODE = re.compile(r'(<div class="tabbed-block">\n<div class="highlight">'
+                         r'<span class="filename">[^<]*</span>)<pre>')
 
 
 class FenceError(SuperFencesException, PluginError):
@@ -45,4 +54,5 @@ def render(source: str, options: dict, md, run: Callable[[str, str], str]) -> st
     # The id (defaulting to the title) prefixes the result's HTML ids: unique on the page
     # and the same in every build, as a cached result needs.
     options = {**options, "id": options.get("id") or title}
-    return markdown_exec.base_format(language="python", run=run_block, code=source, md=md, **options)
+    html = markdown_exec.base_format(language="python", run=run_block, code=source, md=md, **options)
+    return type(html)(SOURCE_CODE.sub(r"\1<pre data-search-exclude>", str(html), count=1))

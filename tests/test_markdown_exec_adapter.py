@@ -88,14 +88,13 @@ def test_sessions_are_refused():
         _markdown(fence_format).convert(FENCE.replace('exec="on"', 'exec="on" session="s"'))
 
 
-def test_the_search_step_finds_a_snippet_s_source_tab_in_what_markdown_exec_writes():
-    """``sitebuild/search.py`` sets a snippet's source aside from the index by finding the
-    Source tab markdown-exec writes behind the output (``SOURCE_TAB``), then its ``<pre>``."""
-    from sitebuild import search
-
+def test_a_snippet_s_source_tab_is_left_out_of_search():
+    """The Source tab's code, behind the output, is marked ``data-search-exclude`` (Material's
+    search leaves it out); the output and the snippet's name, on the tab, stay in."""
     def fence_format(source, language, css_class, options, md, **kwargs):
         return adapter.render(source, options, md, lambda code, filename: "<p>out</p>")
 
     html = _markdown(fence_format).convert(FENCE)
-    assert search.SOURCE_TAB in html and "<pre>" in html.split(search.SOURCE_TAB, 1)[1], (
-        f"{VERSION}: the Source tab is no longer written as sitebuild/search.py's SOURCE_TAB expects:\n{html}")
+    assert html.count("data-search-exclude") == 1 and '<span class="filename">' in html, (
+        f"{VERSION}: the Source tab is no longer written as adapter.SOURCE_CODE expects:\n{html}")
+    assert html.index("<p>out</p>") < html.index("data-search-exclude")

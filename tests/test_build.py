@@ -50,9 +50,8 @@ def build_in_process(config: Path, site: Path, store: Path) -> Path:
 
 
 def page_html(site: Path, page: str) -> str:
-    stem = page.removesuffix(".md")
-    path = site / ("index.html" if stem == "index" else f"{stem}/index.html")
-    return path.read_text()
+    stem = page.removesuffix(".md").removesuffix("index")  # code/index.md: code/index.html
+    return (site / stem / "index.html").read_text()
 
 
 #: A Markdown table's rule under its header (``| :-- | --: |``), as a snippet prints it.
@@ -126,7 +125,6 @@ def small_site(tmp_path: Path) -> Path:
     config.update(nav=[{"Home": "index.md"}, {"Second": "second.md"}], docs_dir=str(docs),
                   watch=[str(REPO / folder) for folder in config.get("watch", [])])
     config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
-    config["theme"]["custom_dir"] = str(REPO / config["theme"]["custom_dir"])
     for extension in config["markdown_extensions"]:
         if isinstance(extension, dict) and "pymdownx.snippets" in extension:
             extension["pymdownx.snippets"]["base_path"] = [str(REPO / b) for b in
@@ -234,9 +232,16 @@ def test_the_build_report_page_carries_the_records(built_site):
 
     from sitebuild import report
 
-    page = unescape(re.sub(r"<[^>]+>", "", page_html(built_site, "build-report.md")))
+    built = page_html(built_site, "build-report.md")
+    page = unescape(re.sub(r"<[^>]+>", "", built))
     for line in report.records_markdown().splitlines():
         assert line.removeprefix("- ") in page
+    timings = report.timings_markdown().split("\n")
+    article = built[built.index("<article"):built.index("</article>")]
+    assert timings[0] in page and len(timings) > 3 and "<script" not in article  # in the HTML, no script
+    for row in timings[4:]:
+        name, seconds = row.strip("| ").split(" | ")
+        assert f"{name.strip('`')}\n{seconds}" in page, row
 
 
 def test_the_site_publishes_no_tool_configuration(built_site):
@@ -303,7 +308,6 @@ def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_
     config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
     config["nav"] = [{"Home": "index.md"}, {"Fine": "fine.md"}]
     config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
-    config["theme"]["custom_dir"] = str(REPO / config["theme"]["custom_dir"])
     config.pop("extra_css", None)
     for extension in config["markdown_extensions"]:
         if isinstance(extension, dict) and "pymdownx.snippets" in extension:

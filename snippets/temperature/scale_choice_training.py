@@ -14,6 +14,7 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.recall import Arm, recall_at_init, run_recall
 from sdpa.sizes import sizes
+from sdpa.stats import mean
 
 STUDY = sizes().temperature
 RULES = [Scale.NONE, Scale.INV, Scale.INV_SQRT]
@@ -50,10 +51,6 @@ def scale_choice(d_k=STUDY.main_d_k):
 
 result = scale_choice()
 n_seeds = len(STUDY.seeds)
-
-
-def mean(values):
-    return sum(values) / len(values)
 
 
 print(

@@ -511,3 +511,34 @@ def test_a_quick_built_page_says_so_under_its_title(built_site):
     alone = report.with_profile("<h1>T</h1>\n<p>Text.</p>", "quick", SimpleNamespace(file=None),
                                 SimpleNamespace(extra={}), files)
     assert alone.startswith('<h1>T</h1>\n<p class="sdpa-profile">') and "href" not in alone
+
+
+def test_zensical_yml_repeats_mkdocs_yml_and_lists_every_extension_the_hooks_add():
+    """zensical.yml (the second engine's overlay) repeats mkdocs.yml's plugins (less
+    mkdocs-jupyter, which Zensical lacks; markdown-exec registering no fence) and Markdown
+    extensions (superfences' python fence reading the store), and lists every extension
+    that MkDocs gets from a hook: fences and math (hooks.py), and each hook module that is
+    one (``makeExtension``)."""
+    import importlib
+
+    from browser_support import _AnyTagLoader
+
+    def read(name: str) -> dict:
+        return yaml.load((REPO / name).read_text(), Loader=_AnyTagLoader)
+
+    def named(entry) -> str:
+        return entry if isinstance(entry, str) else next(iter(entry))
+
+    mkdocs_yml, zensical_yml = read("mkdocs.yml"), read("zensical.yml")
+    assert zensical_yml["INHERIT"] == "mkdocs.yml"
+    plugins = [p for p in mkdocs_yml["plugins"] if named(p) != "mkdocs-jupyter"]
+    assert [named(p) for p in zensical_yml["plugins"]] == [named(p) for p in plugins]
+    assert [p for p in zensical_yml["plugins"] if named(p) != "markdown-exec"] == [
+        p for p in plugins if named(p) != "markdown-exec"]
+    ours = [e for e in zensical_yml["markdown_extensions"] if named(e).startswith("sitebuild.")]
+    assert [e for e in zensical_yml["markdown_extensions"] if e not in ours and named(e) != "pymdownx.superfences"] == [
+        e for e in mkdocs_yml["markdown_extensions"] if named(e) != "pymdownx.superfences"]
+    hooks = {Path(hook).stem for hook in mkdocs_yml["hooks"]}
+    extensions = {"fences", "math"} | {name for name in hooks
+                                       if hasattr(importlib.import_module(f"sitebuild.{name}"), "makeExtension")}
+    assert {named(e).removeprefix("sitebuild.") for e in ours} == extensions

@@ -88,13 +88,16 @@ def test_sessions_are_refused():
         _markdown(fence_format).convert(FENCE.replace('exec="on"', 'exec="on" session="s"'))
 
 
-def test_a_snippet_s_source_tab_is_left_out_of_search():
-    """The Source tab's code, behind the output, is marked ``data-search-exclude`` (Material's
-    search leaves it out); the output and the snippet's name, on the tab, stay in."""
+def test_a_snippet_s_source_tab_is_found_to_be_left_out_of_search():
+    """``figures.py`` marks the Source tab's code (``adapter.SOURCE_CODE``), behind the output,
+    ``data-search-exclude``: the output and the snippet's name, on the tab, stay in the index."""
+    from sitebuild.figures import themed_figures
+
     def fence_format(source, language, css_class, options, md, **kwargs):
         return adapter.render(source, options, md, lambda code, filename: "<p>out</p>")
 
     html = _markdown(fence_format).convert(FENCE)
-    assert html.count("data-search-exclude") == 1 and '<span class="filename">' in html, (
+    assert len(adapter.SOURCE_CODE.findall(html)) == 1, (
         f"{VERSION}: the Source tab is no longer written as adapter.SOURCE_CODE expects:\n{html}")
-    assert html.index("<p>out</p>") < html.index("data-search-exclude")
+    marked = themed_figures(html)[0]
+    assert marked.count("data-search-exclude") == 1 and marked.index("<p>out</p>") < marked.index("data-search")

@@ -13,6 +13,7 @@ average is recorded):
                                                # on the same store (about an hour on 2 cores)
     python scripts/benchmark.py --publish      # the publishing workflow's steps, as written, on a
                                                # clean clone of HEAD in a fresh environment
+    python scripts/benchmark.py --publish --store DIR  # the same from a warm store (its cache)
 
 Every timing starts from an empty store (``SDPA_STORE``, a fresh folder), as on a fresh
 clone, except the rows that say they read one: the build again on the store the clean build
@@ -137,16 +138,21 @@ def build(site: Path, store: Path, **env: str) -> dict:
     return result
 
 
-def publish(root: Path) -> tuple[dict[str, dict], Path]:
+def publish(root: Path, store: Path | None = None) -> tuple[dict[str, dict], Path]:
     """The publishing workflow's build job as written: a clean clone of HEAD in ``root``, a
     fresh virtual environment, then each ``run`` step of the job in order, with the job's
-    environment; each step timed, stopping at the first that fails. The steps by name, and
-    the store they filled."""
+    environment; each step timed, stopping at the first that fails. ``store``: a copy of it
+    is the job's store, as its cache step restores one (else the store starts empty). The
+    steps by name, and the store they filled."""
+    import shutil
+
     import yaml
 
     job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["build"]
     clone, steps = root / "clone", {}
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+    if store is not None:
+        shutil.copytree(store, clone / job["env"][names.STORE])
     subprocess.run([sys.executable, "-m", "venv", str(clone / ".venv")], check=True)
     venv = {"VIRTUAL_ENV": str(clone / ".venv"),
             "PATH": f"{clone / '.venv' / 'bin'}{os.pathsep}{names.environment()['PATH']}"}
@@ -345,6 +351,8 @@ def main() -> None:
                         "its store; writes bench/records/full-build.json")
     parser.add_argument("--publish", action="store_true", help="the publishing workflow's steps on a clean clone "
                         "of HEAD, a fresh environment; writes bench/records/full-build.json")
+    parser.add_argument("--store", metavar="DIR", type=Path, help="with --publish: start from a copy of this "
+                        "store, as the workflow's cache step restores the last run's (a warm store)")
     parser.add_argument("--keep", metavar="DIR", type=Path, help="build into DIR and keep it (its store and site), "
                         "instead of a folder deleted at the end: a long run's results outlive it")
     args = parser.parse_args()
@@ -362,11 +370,11 @@ def main() -> None:
             results["full_claims"] = timed(PYTEST + ["-m", "claims"], **{names.STORE: str(root / "full-store"), **full})
             write_record(results["full_build"], results["full_claims"], root / "full-store")
         elif args.publish:
-            steps, store = publish(root)
+            steps, store = publish(root, args.store)
             results["publish"] = steps
             built, claimed = (next((run for run in steps.values() if command in run["run"]), None)
                               for command in ("mkdocs build", "-m claims"))
-            if built and claimed:
+            if built and claimed and args.store is None:  # the record is of a build from an empty store
                 write_record(built, claimed, store, workflow_s=round(sum(r["wall_s"] for r in steps.values()), 1),
                              steps={name: run["wall_s"] for name, run in steps.items()})
         elif args.claims:

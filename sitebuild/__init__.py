@@ -1,8 +1,9 @@
 """The site's build machinery, which readers and snippets never import: ``hooks`` wires the
 MkDocs events to a module per job (``execute``: the snippets into the store; ``fences``,
 ``markdown_exec_adapter``, ``report``, ``notebook``, ``code_pages``, ``math``, ``markup``),
-and ``figures``, ``glossary``, ``readable``, ``search`` and ``valid_html`` are hooks of their
-own. It reads the library's torch-free modules (``sdpa.env``, ``sdpa.style``), whose folder
+and ``figures``, ``glossary``, ``readable``, ``report`` and ``valid_html`` are hooks of their
+own (and Markdown extensions, which zensical.yml lists for an engine without hooks). It
+reads the library's torch-free modules (``sdpa.env``, ``sdpa.style``), whose folder
 is put on ``sys.path`` here.
 """
 

@@ -1,23 +1,28 @@
 """Figures on the built pages: themed inline SVG, and each figure's SVG and CSV to download.
 
-A MkDocs hook. For each ``sdpa.Figure`` a snippet printed (matplotlib's SVG, the caption,
-the plotted numbers as CSV in a ``<script type="text/csv">``), it writes
-``figures/<name>.svg`` and ``.csv`` beside the page and links them from the caption;
-writes ``d_k`` as ``dₖ`` in the caption and text alternative; and makes the SVG follow the
-page: the ink ``currentColor``, each palette colour ``var(--sdpa-cN, colour)``
+A Markdown extension (for any engine) and a MkDocs hook. For each ``sdpa.Figure`` a snippet
+printed (matplotlib's SVG, the caption, the plotted numbers as CSV in a ``<script
+type="text/csv">``), :class:`FiguresExtension` writes ``d_k`` as ``dₖ`` in the caption and
+text alternative, links ``figures/<name>.svg`` and ``.csv`` from the caption, and makes the
+SVG follow the page: the ink ``currentColor``, each palette colour ``var(--sdpa-cN, colour)``
 (``docs/assets/site.css``), ids prefixed with the figure's name, coordinates to 0.1 pt,
-sized by CSS. Each SVG is edited as a tree (``markup.py``), read once, written twice.
+sized by CSS, left out of the search index (``data-search-exclude``, as is each snippet's
+Source tab). The hook writes those files beside the page, and does the same for a page
+Markdown did not make (the notebook). Each SVG is edited as a tree (``markup.py``), read
+once, written twice.
 """
-
-from __future__ import annotations
 
 import functools
 import importlib
 import re
 from pathlib import Path
 
+from markdown import Extension
+from markdown.postprocessors import Postprocessor
+
 from sdpa.style import DATA_CLASS, EXPLORABLE_CLASS, FIGURE_CLASS, FIGURE_ID_PREFIX
-from sitebuild import markup
+from sitebuild import markdown_extension, markup
+from sitebuild.markdown_exec_adapter import SOURCE_CODE
 from sitebuild.readable import readable
 
 _OPEN = f'<figure class="{FIGURE_CLASS}"'
@@ -30,15 +35,55 @@ EXPLORABLE_CAPTION = re.compile(
 FOLDER = "figures"
 
 
-def on_page_content(html: str, page, config, files) -> str:
+def themed_figures(html: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """``html`` with its figures themed and its Source tabs left out of search, and each
+    figure's downloads (name, SVG, CSV)."""
     html = EXPLORABLE_CAPTION.sub(lambda m: m[1] + _outside_code(m[2], readable), html)
+    html = SOURCE_CODE.sub(r"\1<pre data-search-exclude>", html)
     if _OPEN not in html:
-        return html
-    folder = Path(config.site_dir) / page.url / FOLDER
-    colours = _colours()
+        return html, []
+    colours, downloads = _colours(), []
+
+    def figure(start: int, end: int, name: str, body: str) -> str:
+        made = _made(name, body, colours)
+        if made is None:
+            return html[start:end]  # not made by sdpa.Figure (or made already): leave it as it is
+        downloads.append((name, *made[1:]))
+        return made[0]
+
     spans = [(m.start(), m.end(), m["name"], m["body"]) for m in FIGURE.finditer(html)]
-    return markup.replace_spans(html, spans, lambda start, end, name, body: _figure(name, body, html[start:end],
-                                                                                    folder, colours))
+    return markup.replace_spans(html, spans, figure), downloads
+
+
+#: The downloads of the page being converted (its snippets' outputs are converted on their
+#: own first), by name, from the extension to the hook.
+_PENDING: dict[str, tuple[str, str]] = {}
+
+
+class _Figures(Postprocessor):
+    def run(self, text: str) -> str:
+        text, downloads = themed_figures(text)
+        _PENDING.update((name, files) for name, *files in downloads)
+        return text
+
+
+class FiguresExtension(Extension):
+    def extendMarkdown(self, md) -> None:  # noqa: N802 (Python-Markdown's name)
+        md.postprocessors.register(_Figures(md), "sdpa_figures", 4)  # after raw HTML (30) and math (5)
+
+
+makeExtension, on_config = markdown_extension(FiguresExtension)  # Python-Markdown's entry point, and the hook
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    html, downloads = themed_figures(html)  # a page Markdown did not make (the notebook)
+    folder = Path(config.site_dir) / page.url / FOLDER
+    for name, svg, csv in [(name, *files) for name, files in _PENDING.items()] + downloads:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.svg").write_text(svg, encoding="utf-8")
+        (folder / f"{name}.csv").write_text(csv, encoding="utf-8")
+    _PENDING.clear()
+    return html
 
 
 def _colours() -> tuple[str, tuple[str, ...]]:
@@ -46,17 +91,6 @@ def _colours() -> tuple[str, tuple[str, ...]]:
     sees an edit of its colours, which the workers draw with)."""
     style = importlib.reload(importlib.import_module("sdpa.style"))
     return style.INK, tuple(style.PALETTE)
-
-
-def _figure(name: str, body: str, whole: str, folder: Path, colours: tuple) -> str:
-    made = _made(name, body, colours)
-    if made is None:
-        return whole  # not made by sdpa.Figure: leave it as it is
-    html, svg, csv = made
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.svg").write_text(svg, encoding="utf-8")
-    (folder / f"{name}.csv").write_text(csv, encoding="utf-8")
-    return html
 
 
 def _made(name: str, body: str, colours: tuple) -> tuple[str, str, str] | None:
@@ -193,5 +227,5 @@ def _themed(svg: markup.Element, prefix: str, colours: tuple) -> str:
               if key not in ("width", "height") or not _SIZE.fullmatch(value)}
     if _SIZE.fullmatch(width):
         attrib = {"style": f"max-width: {float(width[:-2]) * 4 / 3:.0f}px", **attrib}
-    svg.attrib = attrib
+    svg.attrib = {**attrib, "data-search-exclude": ""}  # Material's search skips the drawing
     return markup.write(svg)

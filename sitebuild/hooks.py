@@ -15,7 +15,6 @@ import hashlib
 import html
 import json
 import logging
-import posixpath
 import sys
 import types
 from importlib.metadata import version
@@ -121,9 +120,8 @@ def _shared(config) -> str:
 
 
 def on_files(files, config):
-    library = code_pages.Library(_build.bases)
-    if code_pages.add_pages(files, config, library):
-        _build.library = library
+    if files.get_file_from_path(code_pages.SECTION) is not None:  # the Code pages (docs/code/) are built
+        _build.library = code_pages.Library(_build.bases)
     # A page is rendered again (``--dirty``: MkDocs asks ``is_modified``) when its mark, the
     # digest of all it reads (its file, its runs' keys, what every page reads), is not the one
     # the last build of this folder left, or a snippet of it ran now (a failure runs again).
@@ -185,12 +183,8 @@ def _loops(markdown: str, page: str, files) -> str:
     lines = markdown.split("\n")
     for fence, snippet in reversed(execute.fenced_snippets(markdown, page, _build.bases)):
         trained = _record(_build.plan.record(snippet), f"{snippet.file} (page docs/{page})").get("trained", [])
-        links = []
-        for name in trained:
-            module, _, function = name.rpartition(".")
-            code = files.get_file_from_path(f"code/{module.removeprefix('sdpa.').replace('.', '/')}.md")
-            target = posixpath.relpath(code.src_uri, posixpath.dirname(page) or ".") if code else ""
-            links.append(f"[`{name}`]({target}#{function})" if code else f"`{name}`")
+        # an autorefs reference: the Code pages' heading of the loop, wherever the page lands
+        links = [f"[`{name}`][{name}]" if _build.library is not None else f"`{name}`" for name in trained]
         if links:
             lines[fence.last:fence.last] = ["", fence.indent + f"The loop that trained it: {' · '.join(links)}",
                                             fence.indent + "{ .sdpa-uses }"]

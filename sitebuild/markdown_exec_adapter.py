@@ -6,16 +6,26 @@ language, ``{"name": "python", "format": markdown_exec.formatter}``, whose optio
 ``markdown_exec.validator``) are ``base_format``'s keywords, the fence's others (``title``)
 under ``"extra"``; (2) ``base_format`` calls ``run(code, returncode=..., session=...,
 id=..., **extra)`` and shows what it returns in Source/Result tabs; (3) the fence's ``id``
-prefixes the HTML ids of its tabs, so two fences of a page never repeat one.
+prefixes the HTML ids of its tabs, so two fences of a page never repeat one; (4) the Source
+tab, behind the output, is ``<div class="tabbed-block">`` holding the highlighted code and
+its ``<pre>`` (:data:`SOURCE_CODE`, which ``figures.py`` marks ``data-search-exclude``:
+Material's search leaves it out, and the snippet's name, on the tab, stays in).
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Callable
 
 import markdown_exec
 from mkdocs.exceptions import PluginError
 from pymdownx.superfences import SuperFencesException
+
+
+#: The Source tab's code, as markdown-exec writes it behind the output (``source="tabbed-right"``).
+SOURCE_CODE = re.compile(r'(<div class="tabbed-block">\n<div class="highlight">'
+                         r'<span class="filename">[^<]*</span>)<pre>')
 
 
 class FenceError(SuperFencesException, PluginError):
@@ -46,3 +56,39 @@ def render(source: str, options: dict, md, run: Callable[[str, str], str]) -> st
     # and the same in every build, as a cached result needs.
     options = {**options, "id": options.get("id") or title}
     return markdown_exec.base_format(language="python", run=run_block, code=source, md=md, **options)
+
+
+def stored_output(code: str, filename: str) -> str:
+    """What the snippet ``filename`` printed, read from the store (``python -m sitebuild.execute``,
+    or a MkDocs build, fills it): for an engine without the build's hooks (Zensical)."""
+    import json
+
+    from sitebuild import execute
+
+    plan = execute.Plan({}, {}, execute.code(), execute.device(), execute.store())
+    path = plan.record(execute.Snippet("", filename, code))
+    if not path.is_file():
+        raise FenceError(f"{filename}: the store ({plan.folder}) holds no run of it: run `python -m "
+                         "sitebuild.execute` first")
+    record = json.loads(path.read_text())
+    if record["failure"] is not None:
+        raise FenceError(execute.SnippetFailure(**record["failure"]).message(record["page"]))
+    return record["output"]
+
+
+@functools.cache
+def _library(code: str):
+    from sitebuild import LIBRARY_ROOT, code_pages
+
+    return code_pages.Library([LIBRARY_ROOT])
+
+
+def stored_fence(source, language, css_class, options, md, **kwargs) -> str:
+    """A python fence from the store, with the line of library links under it (superfences'
+    formatter, ``custom_fences`` in zensical.yml; under MkDocs the hooks add that line)."""
+    from markdown_exec._internal.rendering import MarkdownConverter
+
+    from sitebuild import execute
+
+    uses = _library(execute.code()).uses_line(source)
+    return render(source, options, md, stored_output) + (MarkdownConverter(md).convert(uses) if uses else "")

@@ -1,7 +1,7 @@
 """SVG and MathML found in a page and edited as trees, written back as their makers write them.
 
-:func:`svg_spans` finds each inline ``<svg>`` of a page (``figures.py`` themes them,
-``search.py`` sets them aside) and :func:`replace_spans` puts new text in their places.
+:func:`svg_spans` finds each inline ``<svg>`` of a page (``figures.py`` themes them) and
+:func:`replace_spans` puts new text in their places.
 The build edits matplotlib's SVG (``figures.py``) and math-core's MathML (``math.py``):
 :func:`parse` reads it into :class:`xml.etree.ElementTree.Element` trees and :func:`write`
 writes them back, giving the bytes it read where nothing was edited: names stay as

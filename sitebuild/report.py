@@ -1,11 +1,14 @@
-"""The build report, the records the *Build report* page reads, and each page's profile line.
+"""The build report, the records the *Build report* page prints, and each page's profile line.
 
-``build-report.json``, beside the site (timings stay out of the pages, which two builds make
-byte for byte the same): each snippet's and notebook's page, figures, device, profile,
-seconds and whether this build ran it, and the :func:`digests` the site was made from,
-which a test of a site built beforehand (``SDPA_BUILT_SITE``) compares with the checkout's.
-:func:`records_markdown` reads the sweeps and the last full build committed under
-``bench/records/`` (``scripts/claims_sweep.py --record``, ``scripts/benchmark.py --full``).
+``build-report.json``, beside the site (this build's timings stay out of the pages, which
+two builds make byte for byte the same): each snippet's and notebook's page, figures,
+device, profile, seconds and whether this build ran it, and the :func:`digests` the site
+was made from, which a test of a site built beforehand (``SDPA_BUILT_SITE``) compares with
+the checkout's. The page's numbers are the committed records under ``bench/records/``
+(``scripts/claims_sweep.py --record``, ``scripts/benchmark.py --full``), written into its
+HTML by :class:`RecordsExtension` (a Markdown extension, for any engine):
+:func:`records_markdown` (the claim sweeps and the last full build) and :func:`timings_markdown`
+(that build's seconds per snippet).
 """
 
 from __future__ import annotations
@@ -15,7 +18,11 @@ import json
 import re
 from pathlib import Path
 
+from markdown import Extension
+from markdown.preprocessors import Preprocessor
+
 from sdpa import env
+from sitebuild import markdown_extension
 from sdpa.style import FIGURE_CLASS, FIGURE_ID_PREFIX
 
 FIGURE_ID = re.compile(rf'<figure class="{re.escape(FIGURE_CLASS)}" id="{re.escape(FIGURE_ID_PREFIX)}([^"]+)"')
@@ -23,8 +30,9 @@ RECORDS_DIR = Path(__file__).resolve().parents[1] / "bench" / "records"
 #: ``extra: full_build_decides:`` in mkdocs.yml names the page (and anchor) that says what
 #: the full build decides; a quick-built page links there from its top.
 DECIDES, REPORT = "full_build_decides", "build-report.md"
-#: The line of docs/build-report.md that the records' sentences replace.
-RECORDS = "<!-- records -->"
+#: The lines of docs/build-report.md that the records' sentences and the last full build's
+#: timings replace.
+RECORDS, TIMINGS = "<!-- records -->", "<!-- timings -->"
 
 
 def entry(page: str, record: dict, ran: bool, snippet: str = "") -> dict:
@@ -44,9 +52,10 @@ def write(site_dir: str, snippets: list[dict], notebooks: list[dict], digests: d
 
 def digests(config, plan) -> dict:
     """What a site was made from: its snippets' code and run context, and every file the
-    build reads (the pages, the snippets and includes, the build's code, ``mkdocs.yml``)."""
+    build reads (the pages, the snippets and includes, the build's code, ``mkdocs.yml``, the
+    records the build report prints: a site built before a record changed is not this one)."""
     digest = hashlib.sha256()
-    roots = [Path(config.config_file_path), Path(config.docs_dir), Path(__file__).parent,
+    roots = [Path(config.config_file_path), Path(config.docs_dir), Path(__file__).parent, RECORDS_DIR,
              *(Path(base) for base in config.mdx_configs["pymdownx.snippets"]["base_path"])]
     for root in sorted({root.resolve() for root in roots}):
         for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
@@ -98,6 +107,36 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
         f"- The last full build took {build['build_s'] / 60:.1f} minutes ({build['build_s']:,.0f} s) on "
         f"{build['cores']} cores, and its claims, reading its store, {build['claims_s']:,.0f} s more "
         f"({build['date']})." if build else "- No full build has been recorded yet."])
+
+
+def timings_markdown(folder: Path = RECORDS_DIR) -> str:
+    """The last full build's seconds per snippet (and notebook), slowest first, as a table."""
+    try:
+        build = json.loads((folder / "full-build.json").read_text())
+    except (OSError, ValueError):
+        return "No full build has been recorded yet."
+    seconds = sorted(build.get("seconds", {}).items(), key=lambda item: (-item[1], item[0]))
+    rows = "".join(f"\n| `{name}` | {value:,.1f} |" for name, value in seconds)
+    return (f"The last full build ({build['date']}, {build['cores']} cores) ran {len(seconds)} snippets and "
+            f"notebooks for {sum(value for _, value in seconds):,.0f} s of worker time:\n\n"
+            f"| snippet | seconds |\n| :-- | --: |{rows}")
+
+
+class _Records(Preprocessor):
+    def run(self, lines: list[str]) -> list[str]:
+        made = {RECORDS: records_markdown, TIMINGS: timings_markdown}
+        return [out for line in lines for out in (made[line.strip()]().split("\n") if line.strip() in made
+                                                  else [line])]
+
+
+class RecordsExtension(Extension):
+    """The build report page's records, from ``bench/records/``, in place of its markers."""
+
+    def extendMarkdown(self, md) -> None:  # noqa: N802 (Python-Markdown's name)
+        md.preprocessors.register(_Records(md), "sdpa_records", 33)  # before raw HTML (20) reads the markers
+
+
+makeExtension, on_config = markdown_extension(RecordsExtension)  # Python-Markdown's entry point, and the hook
 
 
 def with_profile(html: str, profile: str, page, config, files) -> str:

@@ -6,9 +6,11 @@ Debian's ``chromium`` package (``/usr/bin/chromium``); it never downloads a brow
 
 from __future__ import annotations
 
+import ast
 import functools
 import http.server
 import os
+import re
 import shutil
 import threading
 from contextlib import contextmanager
@@ -113,8 +115,7 @@ _AnyTagLoader.add_multi_constructor("", lambda loader, suffix, node: None)
 
 
 def nav_pages(config: Path = REPO / "mkdocs.yml") -> list[str]:
-    """The source path of every local page in the nav, in nav order (e.g. 'derivation.md'),
-    with the Code pages the build generates in place of their section's entry."""
+    """The source path of every local page in the nav, in nav order (e.g. 'derivation.md')."""
     nav = yaml.load(config.read_text(), Loader=_AnyTagLoader).get("nav") or []
     found: list[str] = []
 
@@ -122,9 +123,6 @@ def nav_pages(config: Path = REPO / "mkdocs.yml") -> list[str]:
         if isinstance(item, str):
             if "://" not in item:
                 found.append(item)
-            if item == code_pages.SECTION:
-                found.extend(m.page for m in code_pages.Library([REPO / "snippets"]).modules.values()
-                             if m.page != item)
         elif isinstance(item, list):
             for child in item:
                 walk(child)
@@ -151,21 +149,47 @@ def token_classes(source: str) -> set[str]:
     return classes - {""}
 
 
+#: Markdown in a docstring that mkdocstrings writes as an element of its own.
+DOCSTRING_MARKUP = {"strong": r"\*\*\w", "em": r"(?<![*\w])\*\w[^*\n]*\*(?!\*)", "ol": r"(?m)^\s*1\. ",
+                    "ul": r"(?m)^\s*[*-] "}
+
+
+def page_features(source: str) -> set[str]:
+    """What decides the kinds of element of a module's Code page: the token classes of its
+    source, and what mkdocstrings writes from it (a class's bases, a decorator's label, the
+    Markdown of its docstrings)."""
+    tree, lines = ast.parse(source), source.splitlines(keepends=True)
+    docstrings = "\n".join(ast.get_docstring(node) or "" for node in ast.walk(tree)
+                           if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)))
+    shown = "".join("".join(lines[min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1:
+                                  node.end_lineno])  # the definitions, whose source the page shows
+                    for node in tree.body if not isinstance(node, (ast.Import, ast.ImportFrom, ast.Expr)))
+    features = token_classes(shown) | {kind for kind, markup in DOCSTRING_MARKUP.items()
+                                       if re.search(markup, docstrings)}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.bases:
+            features.add("class bases")
+        for decorator in getattr(node, "decorator_list", []):
+            features.add("decorator " + ast.unparse(decorator).split("(")[0].rpartition(".")[2])
+    return features
+
+
 def code_pages_in_full() -> list[str]:
     """The Code pages checked in full: the section's page, then, one at a time, the module
-    page whose source adds the most token classes not yet covered, until every class of
-    every module is. The Code pages are one template (``sitebuild/code_pages.py``) over the
-    library's modules: these are also visited in the dark scheme (a dark visit adds only
-    colour checks, and a colour follows from a class) and checked by axe-core (the others
-    hold no kind of element these lack: ``tests/test_browser.py`` checks it)."""
-    library = code_pages.Library([REPO / "snippets"])
-    classes = {m.page: token_classes((REPO / "snippets" / m.file).read_text()) for m in library.modules.values()}
+    page whose source adds the most :func:`page_features` not yet covered, until every one
+    of every module is. The Code pages are one template (mkdocstrings') over the library's
+    modules: these are also visited in the dark scheme (a dark visit adds only colour
+    checks, and a colour follows from a class) and checked by axe-core (the others hold no
+    kind of element these lack: ``tests/test_browser.py`` checks it)."""
+    package = REPO / "snippets" / code_pages.PACKAGE
+    features = {code_pages.page(".".join(path.relative_to(package.parent).with_suffix("").parts).removesuffix(
+        ".__init__")): page_features(path.read_text()) for path in sorted(package.rglob("*.py"))}
     chosen = [code_pages.SECTION]
-    left = set().union(*classes.values()) - classes.get(code_pages.SECTION, set())
+    left = set().union(*features.values()) - features.get(code_pages.SECTION, set())
     while left:
-        page = max(sorted(classes), key=lambda page: len(classes[page] & left))
+        page = max(sorted(features), key=lambda page: len(features[page] & left))
         chosen.append(page)
-        left -= classes[page]
+        left -= features[page]
     return chosen
 
 

@@ -50,9 +50,8 @@ def build_in_process(config: Path, site: Path, store: Path) -> Path:
 
 
 def page_html(site: Path, page: str) -> str:
-    stem = page.removesuffix(".md")
-    path = site / ("index.html" if stem == "index" else f"{stem}/index.html")
-    return path.read_text()
+    stem = page.removesuffix(".md").removesuffix("index")  # code/index.md: code/index.html
+    return (site / stem / "index.html").read_text()
 
 
 #: A Markdown table's rule under its header (``| :-- | --: |``), as a snippet prints it.
@@ -126,7 +125,6 @@ def small_site(tmp_path: Path) -> Path:
     config.update(nav=[{"Home": "index.md"}, {"Second": "second.md"}], docs_dir=str(docs),
                   watch=[str(REPO / folder) for folder in config.get("watch", [])])
     config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
-    config["theme"]["custom_dir"] = str(REPO / config["theme"]["custom_dir"])
     for extension in config["markdown_extensions"]:
         if isinstance(extension, dict) and "pymdownx.snippets" in extension:
             extension["pymdownx.snippets"]["base_path"] = [str(REPO / b) for b in
@@ -239,9 +237,16 @@ def test_the_build_report_page_carries_the_records(built_site):
 
     from sitebuild import report
 
-    page = unescape(re.sub(r"<[^>]+>", "", page_html(built_site, "build-report.md")))
+    built = page_html(built_site, "build-report.md")
+    page = unescape(re.sub(r"<[^>]+>", "", built))
     for line in report.records_markdown().splitlines():
         assert line.removeprefix("- ") in page
+    timings = report.timings_markdown().split("\n")
+    article = built[built.index("<article"):built.index("</article>")]
+    assert timings[0] in page and len(timings) > 3 and "<script" not in article  # in the HTML, no script
+    for row in timings[4:]:
+        name, seconds = row.strip("| ").split(" | ")
+        assert f"{name.strip('`')}\n{seconds}" in page, row
 
 
 def test_the_site_publishes_no_tool_configuration(built_site):
@@ -308,7 +313,6 @@ def throwaway_site(tmp_path: Path, page_body: str, snippet: str | None = BROKEN_
     config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
     config["nav"] = [{"Home": "index.md"}, {"Fine": "fine.md"}]
     config["hooks"] = [str(REPO / hook) for hook in config["hooks"]]
-    config["theme"]["custom_dir"] = str(REPO / config["theme"]["custom_dir"])
     config.pop("extra_css", None)
     config.pop("watch", None)  # the site's folders, relative to its mkdocs.yml
     for extension in config["markdown_extensions"]:
@@ -596,3 +600,34 @@ def test_a_quick_built_page_says_so_under_its_title(built_site):
     alone = report.with_profile("<h1>T</h1>\n<p>Text.</p>", "quick", SimpleNamespace(file=None),
                                 SimpleNamespace(extra={}), files)
     assert alone.startswith('<h1>T</h1>\n<p class="sdpa-profile">') and "href" not in alone
+
+
+def test_zensical_yml_repeats_mkdocs_yml_and_lists_every_extension_the_hooks_add():
+    """zensical.yml (the second engine's overlay) repeats mkdocs.yml's plugins (less
+    mkdocs-jupyter, which Zensical lacks; markdown-exec registering no fence) and Markdown
+    extensions (superfences' python fence reading the store), and lists every extension
+    that MkDocs gets from a hook: fences and math (hooks.py), and each hook module that is
+    one (``makeExtension``)."""
+    import importlib
+
+    from browser_support import _AnyTagLoader
+
+    def read(name: str) -> dict:
+        return yaml.load((REPO / name).read_text(), Loader=_AnyTagLoader)
+
+    def named(entry) -> str:
+        return entry if isinstance(entry, str) else next(iter(entry))
+
+    mkdocs_yml, zensical_yml = read("mkdocs.yml"), read("zensical.yml")
+    assert zensical_yml["INHERIT"] == "mkdocs.yml"
+    plugins = [p for p in mkdocs_yml["plugins"] if named(p) != "mkdocs-jupyter"]
+    assert [named(p) for p in zensical_yml["plugins"]] == [named(p) for p in plugins]
+    assert [p for p in zensical_yml["plugins"] if named(p) != "markdown-exec"] == [
+        p for p in plugins if named(p) != "markdown-exec"]
+    ours = [e for e in zensical_yml["markdown_extensions"] if named(e).startswith("sitebuild.")]
+    assert [e for e in zensical_yml["markdown_extensions"] if e not in ours and named(e) != "pymdownx.superfences"] == [
+        e for e in mkdocs_yml["markdown_extensions"] if named(e) != "pymdownx.superfences"]
+    hooks = {Path(hook).stem for hook in mkdocs_yml["hooks"]}
+    extensions = {"fences", "math"} | {name for name in hooks
+                                       if hasattr(importlib.import_module(f"sitebuild.{name}"), "makeExtension")}
+    assert {named(e).removeprefix("sitebuild.") for e in ours} == extensions

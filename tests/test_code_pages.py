@@ -1,65 +1,82 @@
-"""The Code section: a page per library module, its source from the real file, and the
-links under each snippet to the library code it uses."""
+"""The Code section: mkdocstrings' page per library module, each definition with its source,
+and the links under each snippet to the library code it uses (``sitebuild/code_pages.py``)."""
 
 from __future__ import annotations
 
+import ast
 import html
 import html.parser
 import re
 import shutil
 
-from conftest import SNIPPETS
-from sitebuild.code_pages import Library
+import yaml
+
+from browser_support import _AnyTagLoader
+from conftest import DOCS, SNIPPETS
+from sitebuild.code_pages import Library, page
 
 MODULES = sorted((SNIPPETS / "sdpa").rglob("*.py"))
 
 
-def _page(site, module_file) -> str:
-    stem = module_file.relative_to(SNIPPETS / "sdpa").with_suffix("").as_posix()
-    return (site / "code" / ("" if stem == "__init__" else stem) / "index.html").read_text()
+def _name(module_file) -> str:
+    return ".".join(module_file.relative_to(SNIPPETS).with_suffix("").parts).removesuffix(".__init__")
 
 
-def _numbered_lines(page: str) -> dict[int, str]:
+def _numbered_lines(page_html: str) -> dict[int, str]:
     """Every line the page's numbered code blocks show, by its line number."""
     shown = {}
-    for numbers, code in re.findall(r'<td class="linenos">(.*?)</td><td class="code">(.*?)</td>', page, re.S):
+    for numbers, code in re.findall(r'<td class="linenos">(.*?)</td><td class="code">(.*?)</td>', page_html, re.S):
         text = html.unescape(re.sub(r"<[^>]+>", "", code)).split("\n")
         for number, line in zip((int(n) for n in re.findall(r">\s*(\d+)</span>", numbers)), text):
             shown[number] = line
     return shown
 
 
-def test_every_library_module_has_a_page_showing_its_whole_file(built_site):
-    assert MODULES
+def test_every_library_module_has_its_page_in_the_nav():
+    """A module's page is ``docs/code/<module>.md`` holding ``::: sdpa.<module>``, listed under
+    the nav's Code section (a new module fails here, naming the page to write)."""
+    nav = yaml.load((SNIPPETS.parent / "mkdocs.yml").read_text(), Loader=_AnyTagLoader)["nav"]
+    listed = next(entry["Code"] for entry in nav if isinstance(entry, dict) and "Code" in entry)
+    pages = {page(_name(module)): _name(module) for module in MODULES}
+    missing = [f"docs/{path} (with the line '::: {name}')" for path, name in pages.items()
+               if f"::: {name}\n" not in ((DOCS / path).read_text() if (DOCS / path).is_file() else "")]
+    assert not missing, f"library modules without their Code page: {missing}"
+    assert sorted(listed) == sorted(pages), "mkdocs.yml's Code section lists every docs/code/ page, no other"
+
+
+def test_every_definition_shows_its_source_with_the_file_s_line_numbers(built_site):
     for module in MODULES:
-        shown = _numbered_lines(_page(built_site, module))
-        lines = module.read_text().splitlines()
-        assert {n: line for n, line in shown.items() if line.strip()} == {
-            n: line for n, line in enumerate(lines, start=1) if line.strip()}, module
+        name = _name(module)
+        built = (built_site / page(name).removesuffix(".md").removesuffix("index")).joinpath("index.html")
+        shown, lines = _numbered_lines(built.read_text()), module.read_text().splitlines()
+        for node in ast.parse(module.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                assert f'id="{name}.{node.name}"' in built.read_text(), (module, node.name)
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                assert all(shown.get(n) == lines[n - 1] for n in range(first, node.end_lineno + 1)
+                           if lines[n - 1].strip()), (module, node.name)
 
 
 def test_snippet_pages_link_the_library_code_their_snippets_use(built_site):
-    page = (built_site / "derivation" / "index.html").read_text()
-    uses = re.findall(r'<p class="sdpa-uses">(.*?)</p>', page, re.S)
+    page_html = (built_site / "derivation" / "index.html").read_text()
+    uses = "".join(re.findall(r'<p class="sdpa-uses">(.*?)</p>', page_html, re.S))
     assert uses, "no line of library links under the derivation page's snippets"
-    assert '<a href="../code/attention/#scores"><code>scores</code></a>' in "".join(uses)
+    assert re.search(r'<a [^>]*href="\.\./code/attention/#sdpa\.attention\.scores"><code>scores</code></a>', uses)
 
 
 def test_names_resolve_to_their_definitions_through_reexports():
     library = Library([SNIPPETS])
     source = "import sdpa\nfrom sdpa.attention import scores\n\nsdpa.seed(0)\nsdpa.Figure\nsdpa.attention.entropy\n"
-    found = {label: (module.name, anchor) for label, module, anchor in library.uses(source)}
-    assert found == {
-        "scores": ("sdpa.attention", "scores"),
-        "sdpa.seed": ("sdpa.runtime", "seed"),
-        "sdpa.Figure": ("sdpa.figures", "Figure"),
-        "sdpa.attention.entropy": ("sdpa.attention", "entropy"),
+    assert dict(library.uses(source)) == {
+        "scores": "sdpa.attention.scores",
+        "sdpa.seed": "sdpa.runtime.seed",
+        "sdpa.Figure": "sdpa.figures.Figure",
+        "sdpa.attention.entropy": "sdpa.attention.entropy",
     }
-    assert "[`scores`](code/attention.md#scores)" in library.uses_line(source, "derivation.md")
-    assert "[`scores`](../code/attention.md#scores)" in library.uses_line(source, "guide/page.md")
+    assert "[`scores`][sdpa.attention.scores]" in library.uses_line(source)
 
 
-def test_a_new_module_gets_its_page_without_any_edit(tmp_path):
+def test_a_new_module_is_read_without_any_edit(tmp_path):
     copy = tmp_path / "snippets"
     shutil.copytree(SNIPPETS / "sdpa", copy / "sdpa", ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "sdpa" / "novel.py").write_text(
@@ -67,13 +84,8 @@ def test_a_new_module_gets_its_page_without_any_edit(tmp_path):
         "@staticmethod\ndef fresh():\n    return A\n"
     )
     library = Library([copy])
-    novel = library.modules["sdpa.novel"]
-    assert novel.page == "code/novel.md"
-    assert [(p.start, p.end, p.anchor, p.names) for p in novel.parts] == [
-        (1, 4, "", []), (5, 9, "A", ["A", "B"]), (10, 12, "fresh", ["fresh"])]
-    assert "[`sdpa.novel`](novel.md) | A module added later. |" in library.index_markdown()
-    assert library.uses("from sdpa.novel import B, fresh\n") == [("B", novel, "A"), ("fresh", novel, "fresh")]
-    assert '## `fresh` { #fresh }\n\n```python linenums="10"\n--8<-- "sdpa/novel.py:10:12"\n```' in novel.markdown()
+    assert page("sdpa.novel") == "code/novel.md"
+    assert library.uses("from sdpa.novel import B, fresh\n") == [("B", "sdpa.novel.B"), ("fresh", "sdpa.novel.fresh")]
 
 
 class _PrimaryNav(html.parser.HTMLParser):
@@ -116,19 +128,15 @@ def test_the_navigation_lists_the_pages_in_order_and_the_code_as_one_entry(built
     """Every page's sidebar lists mkdocs.yml's entries in its order, each once; the Code
     section is one entry, closed on the other pages and open on its own (issue 30); the
     evidence pages are one section of their own, closed on these pages (issue 38)."""
-    import yaml
-
-    from browser_support import _AnyTagLoader
-
     nav = yaml.load((SNIPPETS.parent / "mkdocs.yml").read_text(), Loader=_AnyTagLoader)["nav"]
     titles = [next(iter(entry)) for entry in nav]
-    for page, code_open in (("index.html", False), ("derivation/index.html", False),
-                            ("code/attention/index.html", True)):
-        entries = _PrimaryNav((built_site / page).read_text()).entries
+    for built, code_open in (("index.html", False), ("derivation/index.html", False),
+                             ("code/attention/index.html", True)):
+        entries = _PrimaryNav((built_site / built).read_text()).entries
         assert len(entries) == len(titles) and all(  # (the notebook's title is its own: "Lab notebook: ...")
-            shown.startswith(title) for (shown, _, _), title in zip(entries, titles)), (page, entries)
+            shown.startswith(title) for (shown, _, _), title in zip(entries, titles)), (built, entries)
         assert [(title, opened) for title, nested, opened in entries if nested] == [
-            ("Evidence", False), ("Code", code_open)], page
+            ("Evidence", False), ("Code", code_open)], built
 
 
 def test_a_training_snippet_links_the_loop_that_ran_it(tmp_path):
@@ -141,7 +149,7 @@ def test_a_training_snippet_links_the_loop_that_ran_it(tmp_path):
     if "__loops__" not in training.read_text():
         training.write_text(training.read_text() + '\n__loops__ = ("train",)\n')
     library = Library([copy])
-    trains = library.uses_line("from sdpa.ablation import run_ablation\n\nresult = run_ablation()\n", "page.md")
+    trains = library.uses_line("from sdpa.ablation import run_ablation\n\nresult = run_ablation()\n")
     assert trains.split("\n")[0].endswith(
-        "; the loop that trained it: [`sdpa.training.train`](code/training.md#train)"), trains
-    assert "loop" not in library.uses_line("from sdpa.attention import scores\n", "page.md")
+        "; the loop that trained it: [`sdpa.training.train`][sdpa.training.train]"), trains
+    assert "loop" not in library.uses_line("from sdpa.attention import scores\n")

@@ -515,3 +515,14 @@ def test_every_rule_is_a_point_of_the_plane_bit_for_bit(optimizer):
         for rule in (Scale.INV_SQRT, Scale.INV):
             scaled, unscaled = identity_runs(plane, optimizer, d_k, rule)
             assert scaled == unscaled, (d_k, rule)
+
+
+def test_a_survey_takes_more_rows_on_request_and_the_same_rows_by_default():
+    from sdpa import survey
+
+    default = survey.rows(16, 0.25)
+    assert torch.equal(default.z, survey.rows(16, 0.25, n_rows=survey.N_ROWS).z) and default.z.shape[0] == 1024
+    larger = survey.rows(16, 0.25, n_rows=4 * survey.N_ROWS)
+    assert larger.z.shape == (4096, 64) and survey.standard_error(larger.max_weight) > 0
+    with pytest.raises(ValueError, match="multiple of KEY_SETS"):
+        survey.rows(16, 0.25, n_rows=1000)

@@ -88,14 +88,16 @@ def test_sessions_are_refused():
         _markdown(fence_format).convert(FENCE.replace('exec="on"', 'exec="on" session="s"'))
 
 
-def test_the_search_step_finds_a_snippet_s_source_tab_in_what_markdown_exec_writes():
-    """``sitebuild/search.py`` sets a snippet's source aside from the index by finding the
-    Source tab markdown-exec writes behind the output (``SOURCE_TAB``), then its ``<pre>``."""
-    from sitebuild import search
+def test_a_snippet_s_source_tab_is_found_to_be_left_out_of_search():
+    """``figures.py`` marks the Source tab's code (``adapter.SOURCE_CODE``), behind the output,
+    ``data-search-exclude``: the output and the snippet's name, on the tab, stay in the index."""
+    from sitebuild.figures import themed_figures
 
     def fence_format(source, language, css_class, options, md, **kwargs):
         return adapter.render(source, options, md, lambda code, filename: "<p>out</p>")
 
     html = _markdown(fence_format).convert(FENCE)
-    assert search.SOURCE_TAB in html and "<pre>" in html.split(search.SOURCE_TAB, 1)[1], (
-        f"{VERSION}: the Source tab is no longer written as sitebuild/search.py's SOURCE_TAB expects:\n{html}")
+    assert len(adapter.SOURCE_CODE.findall(html)) == 1, (
+        f"{VERSION}: the Source tab is no longer written as adapter.SOURCE_CODE expects:\n{html}")
+    marked = themed_figures(html)[0]
+    assert marked.count("data-search-exclude") == 1 and marked.index("<p>out</p>") < marked.index("data-search")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import sdpa
 from sdpa.recall import Arm
 from sdpa.sizes import sizes
+from sdpa.stats import mean
 from sdpa.ablation import run_ablation
 from sdpa.training import OPTIMIZER_LABELS
 
@@ -63,10 +64,6 @@ runs = run_ablation(ABLATION)
 result = summarise(runs)
 n_seeds, n_pairs = len(ABLATION.seeds), ABLATION.n_pairs
 n_values = next(iter(runs.values())).experiment.n_values
-
-
-def mean(xs):
-    return sum(xs) / len(xs)
 
 
 def loss_range(r):

@@ -1,8 +1,9 @@
 """Attention at initialisation, measured once: the numbers several pages quote.
 
 Queries and keys have independent unit-variance components (the textbook model). A
-*survey* keeps the unscaled logits q·k of ``N_ROWS`` queries against rows of ``n_keys``
-keys (fresh keys every ``N_ROWS // KEY_SETS`` queries). Every scale rule and every
+*survey* keeps the unscaled logits q·k of ``n_rows`` queries (``N_ROWS`` unless a study
+asks for more) against rows of ``n_keys`` keys, in ``KEY_SETS`` independent key sets (fresh
+keys every ``n_rows // KEY_SETS`` queries). Every scale rule and every
 initialisation is then a factor on those same logits: ``1/sqrt(d_k)`` or ``1/d_k`` for
 the rule, and ``1/3`` for PyTorch's default ``nn.Linear`` initialisation, whose q and k
 components have variance 1/3 each (see the derivation page). So the arms of a comparison
@@ -11,6 +12,7 @@ see the same draw, and a number quoted on two pages is one measurement::
     rows = survey.rows(128, survey.factor(Scale.NONE, 128))  # unscaled, unit-variance q, k
     rows.one_hot()                     # share of rows whose largest weight is above 0.99
     rows.effective_keys.median()       # exp(entropy): how many keys a row really reads
+    survey.rows(128, 1.0, n_rows=4096)  # four times the rows: half the standard error
 
 Everything is memoised per process by :func:`sdpa.runtime.memo`, so the build and the test
 session each draw once.
@@ -27,7 +29,8 @@ import torch
 from sdpa import runtime
 from sdpa.attention import Scale, entropy, jacobian_spectral_norm, jacobian_trace
 
-N_ROWS, KEY_SETS = 1024, 32
+N_ROWS = 1024  # the rows of a survey, unless a study asks for more
+KEY_SETS = 32  # independent key sets; a survey's rows are a multiple of them
 #: The logit factor of each initialisation: sigma_q * sigma_k of the q and k components.
 INITS = {"unit": 1.0, "default": 1.0 / 3.0}
 #: The threshold above which a row's largest weight counts as one-hot.
@@ -51,13 +54,15 @@ def spread(d_k: int) -> float:
 
 
 @runtime.memo
-def logits(d_k: int, n_keys: int = 64) -> torch.Tensor:
-    """Unscaled logits q·k, shape (N_ROWS, n_keys), float64 on the CPU."""
+def logits(d_k: int, n_keys: int = 64, n_rows: int = N_ROWS) -> torch.Tensor:
+    """Unscaled logits q·k, shape (n_rows, n_keys), float64 on the CPU."""
+    if n_rows % KEY_SETS:
+        raise ValueError(f"n_rows={n_rows}: a survey has a multiple of KEY_SETS ({KEY_SETS}) rows")
     g = runtime.generator(1_000_000 + 1_000 * n_keys + d_k)
-    q = torch.randn(KEY_SETS, N_ROWS // KEY_SETS, d_k, generator=g, dtype=torch.float64)
+    q = torch.randn(KEY_SETS, n_rows // KEY_SETS, d_k, generator=g, dtype=torch.float64)
     k = torch.randn(KEY_SETS, n_keys, d_k, generator=g, dtype=torch.float64)
     dev = runtime.device()
-    return (q.to(dev) @ k.to(dev).transpose(-2, -1)).reshape(N_ROWS, n_keys).cpu()
+    return (q.to(dev) @ k.to(dev).transpose(-2, -1)).reshape(n_rows, n_keys).cpu()
 
 
 @dataclass
@@ -109,9 +114,10 @@ class Rows:
 
 
 @runtime.memo
-def rows(d_k: int, scale: float, n_keys: int = 64) -> Rows:
-    """The survey's rows of ``n_keys`` keys at head dimension ``d_k``, logits times ``scale``."""
-    return Rows(logits(d_k, n_keys) * scale)
+def rows(d_k: int, scale: float, n_keys: int = 64, n_rows: int = N_ROWS) -> Rows:
+    """The survey's ``n_rows`` rows of ``n_keys`` keys at head dimension ``d_k``, logits times
+    ``scale`` (a multiple of ``KEY_SETS`` rows; more rows, a smaller standard error)."""
+    return Rows(logits(d_k, n_keys, n_rows) * scale)
 
 
 def standard_error(per_row: torch.Tensor, statistic=torch.mean) -> float:

@@ -12,7 +12,7 @@ import sdpa
 from sdpa.attention import Scale
 from sdpa.recall import Arm, run_recall
 from sdpa.sizes import sizes
-from sdpa.stats import t_interval
+from sdpa.stats import mean, t_interval
 
 STUDY = sizes().temperature
 LOSS_TARGET = 0.5
@@ -44,10 +44,6 @@ def geometric(ratios):
     """The geometric mean of per-seed ratios, with its 95% t interval (on the log scale)."""
     i = t_interval([math.log(r) for r in ratios])
     return f"{math.exp(i.mean):.2f} [{math.exp(i.low):.2f}, {math.exp(i.high):.2f}]"
-
-
-def mean(values):
-    return sum(values) / len(values)
 
 
 print(

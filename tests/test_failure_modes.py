@@ -24,8 +24,7 @@ NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
 NO_ROW = 0.5 / survey.N_ROWS
 
 
-def mean(values):
-    return sum(values) / len(values)
+mean, median = statistics.mean, statistics.median
 
 
 def between_log(claim, name, statistic, low, high):
@@ -233,8 +232,9 @@ def test_sgd_without_divisor_stalls_and_collapses(run_snippet, claim):
     for d in (16, 64, 256):
         for init in ("unit", "default"):
             r = at[("sgd", d, init, NONE)]
-            # "stalls: every seed ends above half of the chance loss" (lowest seed 2.4-3.6)
-            claim.above(f"{init}, d_k {d}: lowest unscaled seed above half of chance", min(r.final_loss), CHANCE / 2)
+            # "stalls: its median seed ends above half of the chance loss"
+            claim.above(f"{init}, d_k {d}: median unscaled seed above half of chance", median(r.final_loss),
+                        CHANCE / 2)
             # "with its attention on a single key" (highest seed's end entropy under 0.02)
             claim.below(f"{init}, d_k {d}: unscaled end entropy, a single key", max(r.entropy_end), 0.05)
     # "The 1/sqrt(d_k) head, trained the same way, learns at d_k = 64 and 256: every seed ends
@@ -262,10 +262,10 @@ def test_sgd_without_divisor_stalls_and_collapses(run_snippet, claim):
 
 def test_adam_without_divisor_is_slower(run_snippet, claim):
     at = _table(run_snippet)
-    for d in (16, 64):  # "learns at d_k = 16 and 64": every seed below half of chance
-        for init in ("unit", "default"):
-            claim.below(f"{init}, d_k {d}: highest unscaled seed below half of chance",
-                        max(at[("adam", d, init, NONE)].final_loss), CHANCE / 2)
+    for d in (16, 64):  # "learns at d_k = 16 and 64": its median seed below half of chance
+        for init in ("unit", "default"):  # (every seed: 1.2 SD over ten blocks; one stalled at 64)
+            claim.below(f"{init}, d_k {d}: median unscaled seed below half of chance",
+                        median(at[("adam", d, init, NONE)].final_loss), CHANCE / 2)
     # "its mean final loss stays above the 1/sqrt(d_k) head's at every d_k": the ratio of the
     # two means, on the log scale (1.4-28 over offsets; margin 3.5 at three seeds, default init,
     # d_k = 16). The paired t interval on three seeds does not carry it (t = 4.3 on 2 degrees of
@@ -276,9 +276,9 @@ def test_adam_without_divisor_is_slower(run_snippet, claim):
             claim.above(f"{init}, d_k {d}: unscaled over 1/sqrt(d_k) mean final loss",
                         mean(none.final_loss) / mean(sqrt.final_loss), 1, log=True)
     for init in ("unit", "default"):
-        # "At d_k = 256 its mean final loss is still above 0.75": a seed ends at 1.3 +- 0.3
-        # (default init; 2.0 +- 0.6 unit), so the mean of three sits 3 SE above 0.75.
-        claim.above(f"{init}, d_k 256: unscaled mean final loss", mean(at[("adam", 256, init, NONE)].final_loss), 0.75)
+        # "At d_k = 256 its mean final loss is still above 0.5" (above 0.75, on three seeds: a
+        # margin of 2.6 over ten independent blocks), the loss the scaled arms all got below
+        claim.above(f"{init}, d_k 256: unscaled mean final loss", mean(at[("adam", 256, init, NONE)].final_loss), 0.5)
         for scaling in (SQRT, INV):  # "Every seed of both scaled arms got below 0.5 within the budget"
             claim.below(f"{init}, d_k 256, {scaling.value}: slowest seed's steps to 0.5",
                         max(at[("adam", 256, init, scaling)].steps_to_threshold), ABLATION.steps + 0.5)
@@ -288,12 +288,12 @@ def test_inverse_dk_trains_with_adam_and_is_slow_with_sgd_at_256(run_snippet, cl
     at = _table(run_snippet)
     for d in (16, 64, 256):
         for init in ("unit", "default"):
-            r = at[("adam", d, init, INV)]  # "With Adam every seed ends below a loss of 0.25"
-            claim.below(f"Adam, {init}, d_k {d}: 1/d_k highest final loss", max(r.final_loss), 0.25)
-    for d in (16, 64):  # "With SGD it learns at d_k = 16 and 64, where every seed ends below 0.5"
+            r = at[("adam", d, init, INV)]  # "under Adam its median seed ends below a loss of 0.25"
+            claim.below(f"Adam, {init}, d_k {d}: 1/d_k median final loss", median(r.final_loss), 0.25)
+    for d in (16, 64):  # "With SGD it learns at d_k = 16 and 64, where its median seed ends below 0.5"
         for init in ("unit", "default"):
-            claim.below(f"SGD, {init}, d_k {d}: 1/d_k highest final loss", max(at[("sgd", d, init, INV)].final_loss),
-                        0.5)
+            claim.below(f"SGD, {init}, d_k {d}: 1/d_k median final loss",
+                        median(at[("sgd", d, init, INV)].final_loss), 0.5)
     for init in ("unit", "default"):
         r = at[("sgd", 256, init, INV)]
         # "its mean final loss stays above the 1/sqrt(d_k) head's" (single seeds overlap)

@@ -14,10 +14,11 @@ def test_the_answer_figure(run_snippet, claim):
     result = run_snippet("index/answer.py").namespace["result"]
     assert result["d_k"] == 64
     weights, row_keys = result["weights"], result["row_keys"]
-    # "Without the factor two keys share nearly all the weight and the rest share less than a
-    # tenth" (the words were "almost none", under 1%: a margin under 3 over offsets 0-19)
+    # "Without the factor two keys hold most of the weight, more than four fifths" (the words
+    # were "nearly all ... the rest less than a tenth": a margin of 2.3 over ten independent
+    # seed blocks, the top two's weight in the one row shown being 0.92-0.995)
     none = weights[Scale.NONE]
-    claim.above("unscaled row: the top two keys' weight", none[0] + none[1], 0.9)
+    claim.above("unscaled row: the top two keys' weight, more than four fifths", none[0] + none[1], 0.8)
     # (a bound on a weight, read on the weight's own scale: the log scale's spread comes from
     # rows whose fifth key holds a millionth, far inside the bound)
     claim.below("unscaled row: the largest weight from the fifth key on", max(none[4:]), 0.05)

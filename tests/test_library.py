@@ -521,8 +521,9 @@ def test_a_survey_takes_more_rows_on_request_and_the_same_rows_by_default():
     from sdpa import survey
 
     default = survey.rows(16, 0.25)
-    assert torch.equal(default.z, survey.rows(16, 0.25, n_rows=survey.N_ROWS).z) and default.z.shape[0] == 1024
-    larger = survey.rows(16, 0.25, n_rows=4 * survey.N_ROWS)
-    assert larger.z.shape == (4096, 64) and survey.standard_error(larger.max_weight) > 0
+    assert torch.equal(default.z, survey.rows(16, 0.25, n_rows=survey.N_ROWS).z)
+    assert default.z.shape[0] == survey.N_ROWS == 4096
+    larger = survey.rows(16, 0.25, n_rows=2 * survey.N_ROWS)
+    assert larger.z.shape == (8192, 64) and survey.standard_error(larger.max_weight) > 0
     with pytest.raises(ValueError, match="multiple of KEY_SETS"):
         survey.rows(16, 0.25, n_rows=1000)

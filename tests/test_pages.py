@@ -19,14 +19,14 @@ def nav_pages() -> list[str]:
     config = yaml.safe_load((REPO / "mkdocs.yml").read_text().replace("!!python", "#"))
 
     def pages(entries):
-        for entry in entries:
-            value = next(iter(entry.values()))
+        for entry in entries:  # "Title: page.md", a section's list, or a bare "page.md"
+            value = next(iter(entry.values())) if isinstance(entry, dict) else entry
             yield from pages(value) if isinstance(value, list) else [value]
 
     return list(pages(config["nav"]))
 
 
-TOPIC_PAGES = [page for page in nav_pages() if page not in REFERENCE]
+TOPIC_PAGES = [page for page in nav_pages() if page not in REFERENCE and not page.startswith("code/")]
 
 
 def prose(markdown: str) -> str:

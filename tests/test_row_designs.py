@@ -76,9 +76,13 @@ def test_causal_rows_saturate_by_position(run_snippet, claim):
             claim.below(f"{at}: one-hot share at 2-4", two_four["one_hot"], 0.01)
             for i, b in enumerate(curve["bins"][2:]):
                 claim.below(f"{at}: one-hot share, bin {i + 3}", b["one_hot"], 1e-9)
-            # keys in play: about 65% of the visible keys at 17-64, 62% at 65-256
-            claim.near(f"{at}: keys in play 'about 65%' at 17-64", mid["keys_share"], 0.65, tol=0.01)
-            claim.near(f"{at}: keys in play 'about 62%' at 65-256", late["keys_share"], 0.625, tol=0.006)
+            # keys in play: "between 60% and 70%" of the visible keys at 17-64, "fewer over
+            # 65-256, still above the e^(-1/2) limit they approach" (the page once said "about
+            # 65%" and "62%", bands set beside the sweep's range: margins of 1.6 and 3.4 SD over
+            # ten independent seed blocks, the share at 17-64 being 65.5% +- 0.3%)
+            claim.between(f"{at}: keys in play at 17-64, between 60% and 70%", mid["keys_share"], 0.6, 0.7)
+            claim.below(f"{at}: keys in play fewer at 65-256 than at 17-64", late["keys_share"], mid["keys_share"])
+            claim.above(f"{at}: keys in play at 65-256 above e^(-1/2)", late["keys_share"], math.exp(-0.5))
         else:
             shares = [b["one_hot"] for b in curve["bins"]]
             for i, (a, b) in enumerate(zip(shares[1:], shares[2:])):

@@ -1,7 +1,7 @@
 """From spread to winner-takes-all: the best-minus-worst gap in a row, and e^gap.
 
 For a query and a row of n keys, softmax weighs the best key e^gap times more than the
-worst. We take the median gap over the survey's 1,024 queries (fresh keys every 32) for
+worst. We take the median gap over the survey's 4,096 queries (fresh keys every 32) for
 three row lengths, unscaled and scaled, and the weight ratio it implies. PyTorch's default
 ``nn.Linear`` initialisation gives q and k components of variance 1/3, so its unscaled
 logits are the unit-variance ones divided by 3: the table shows both.

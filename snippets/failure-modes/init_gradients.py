@@ -3,7 +3,7 @@
 One attention head on the associative-recall task of ``sdpa.tasks`` (pairs of unit-
 variance token embeddings), with unit-variance initialisation (q and k components of
 variance 1) and with PyTorch's default nn.Linear initialisation (variance about 1/3).
-Norms are averaged over 8 batches and 6 seeds. The last columns show where W_Q's
+Norms are averaged over 8 batches and 12 seeds. The last columns show where W_Q's
 gradient comes from: the share of the summed squared per-example query gradient that
 the top tenth of examples carry.
 """
@@ -17,7 +17,7 @@ from sdpa.recall import Arm, RecallExperiment, query_grad_per_example, recall_at
 
 HEAD_DIMS = [16, 64, 128, 256]
 N_BATCHES = 8
-TASK = dict(n_pairs=8, batch=32, d_model=32, seeds=(0, 1, 2, 3, 4, 5))
+TASK = dict(n_pairs=8, batch=32, d_model=32, seeds=tuple(range(12)))
 ARMS = scale_arms(inits=("unit", "default"), rules=(Scale.NONE, Scale.INV_SQRT))
 
 

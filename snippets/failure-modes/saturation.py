@@ -1,6 +1,6 @@
 """Saturation at initialisation: how many keys a row of attention really reads.
 
-The survey's rows of 64 keys (``sdpa.survey``: 1,024 queries per head dimension, q and k
+The survey's rows of 64 keys (``sdpa.survey``: 4,096 queries per head dimension, q and k
 with independent components) under four arms: unscaled with unit-variance components
 (the textbook model), unscaled with PyTorch's default ``nn.Linear`` initialisation
 (components of variance 1/3), divided by sqrt(d_k), and divided by d_k. Per arm and d_k:

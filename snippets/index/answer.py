@@ -62,7 +62,7 @@ figure = sdpa.Figure(
     "home-answer", ncols=2, size=(7.6, 3.1),
     caption=f"Unit-variance q and k. Left: one row of {N_KEYS} keys at d_k = {SHOWN_D_K} (the "
     "survey's median row, unscaled), its weights sorted (log scale). Without the factor two "
-    "keys share nearly all the weight and the rest share less than a tenth; with 1/√d_k it "
+    "keys hold most of the weight, more than four fifths; with 1/√d_k it "
     "is spread over many keys. Right: the median keys in play against d_k: unscaled rows lose "
     "keys as heads widen, scaled rows start alike at every width, rows divided by d_k drift "
     "towards uniform.",

@@ -22,7 +22,7 @@ STUDY = sizes().spreads
 RULES = (Scale.NONE, Scale.INV_SQRT)
 
 
-def choice(study, out, rule, spread):
+def chosen_setting(study, out, rule, spread):
     """A rule's chosen setting at a spread: its shared rate and w, and which is on an edge."""
     arm, lr = out.chosen[(rule, spread)]
     lrs, w = study.plane.lrs(study.optimizer), study.w_steps[study.arms(rule, spread).index(arm)]
@@ -35,7 +35,7 @@ def recall_points(study):
     pairs = [(x, out.confirm[(Scale.NONE, x)], out.confirm[(Scale.INV_SQRT, x)])
              for x in out.spreads]
     return [{"spread": x, "difference": paired(a, b), "log_ratio": paired(a, b, log=True),
-             "chosen": {rule.value: choice(study, out, rule, x) for rule in RULES}}
+             "chosen": {rule.value: chosen_setting(study, out, rule, x) for rule in RULES}}
             for x, a, b in pairs]
 
 

@@ -20,13 +20,13 @@ def nav_pages() -> list[str]:
 
     def pages(entries):
         for entry in entries:
-            value = next(iter(entry.values()))
+            value = entry if isinstance(entry, str) else next(iter(entry.values()))  # "page.md" or {title: ...}
             yield from pages(value) if isinstance(value, list) else [value]
 
     return list(pages(config["nav"]))
 
 
-TOPIC_PAGES = [page for page in nav_pages() if page not in REFERENCE]
+TOPIC_PAGES = [page for page in nav_pages() if page not in REFERENCE and not page.startswith("code/")]
 
 
 def prose(markdown: str) -> str:

@@ -403,6 +403,9 @@ class Tab:
         self.visit = Visit(self.base + page_url(source))
         self.page.set_viewport_size(DESKTOP)
         self.page.goto(self.visit.url, wait_until="load")
+        # A reader opens the collapsed boxes (setup, proofs, secondary results): what they hold
+        # is probed as shown, figures and math included.
+        self.page.evaluate("() => document.querySelectorAll('article details').forEach(d => { d.open = true; })")
         return self.visit
 
 

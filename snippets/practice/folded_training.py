@@ -118,9 +118,7 @@ print("Trained alone by the plain loop, with Adam's ε for W_Q rescaled too, the
 figure = sdpa.Figure(
     "practice-folded-training",
     caption=f"Training loss of the four arms under Adam and SGD (mean over {len(first.seeds)} "
-    "seeds; band: lowest to highest seed). With the rule's learning rate the folded head "
-    "retraces the scaled one; with unchanged learning rates, or with the other optimiser's "
-    "rule, it follows a different path.",
+    "seeds; band: lowest to highest seed).",
     alt="Two panels, Adam and SGD, of loss against step. In each, the reference and the "
     "rule-rescaled folded arm overlap; the folded arm with unchanged rates and the arm with "
     "the wrong rule separate from them.",

@@ -49,7 +49,6 @@ print(
         [(r["std"], r["logit_std_unscaled"], r["inf_unscaled"], r["inf_scaled_after"],
           r["inf_scaled_before"]) for r in result],
         caption=f"Share of infinite logits, float16 on the CPU, d_k = {D_K}, {N_QUERIES} × "
-        f"{N_KEYS} logits. Dividing after the matmul cannot undo an overflow that already "
-        "happened; multiplying q first keeps the product √d_k times further from the limit.",
+        f"{N_KEYS} logits. Dividing after the matmul cannot undo an overflow.",
     )
 )

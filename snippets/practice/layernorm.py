@@ -54,8 +54,6 @@ print(
           r["max_weight_unscaled"], r["std_scaled"], r["max_weight_scaled"]) for r in result],
         align="lrrrrrr",
         caption=f"Inputs with mean 3 and std 5, LayerNorm over d_model = {D_MODEL}, default "
-        f"<code>nn.Linear</code> projections; {SEQUENCES} sequences of {TOKENS} tokens. "
-        "LayerNorm pins the size of each vector's components, not the size of the dot product: "
-        "the unscaled spread still grows like √d_k.",
+        f"<code>nn.Linear</code> projections; {SEQUENCES} sequences of {TOKENS} tokens.",
     )
 )

@@ -50,6 +50,7 @@ class Build:
         self.profiles: dict[str, str] = {}  # page -> the profile its snippets ran with
         self.marks: dict[str, str] = {}  # page -> the digest of all its rendering reads
         self.rendered: set[str] = set()
+        self.records: dict[Path, dict | None] = {}
 
 
 _command, _dirty = "build", False
@@ -158,15 +159,17 @@ def _search_index(config, changed: list, files) -> None:
 
 
 def _record(path: Path, what: str) -> dict:
-    try:
-        _build.run.wait(path)
-    except Exception as error:  # a run that cannot be stored, a worker that died
-        raise PluginError(f"{what}: its run failed: {error!r}") from error
-    record = execute.read(path)
-    if record is None:
+    """The record ``path`` (read once a build), once this build's workers have written it."""
+    if path not in _build.records:
+        try:
+            _build.run.wait(path)
+        except Exception as error:  # a run that cannot be stored, a worker that died
+            raise PluginError(f"{what}: its run failed: {error!r}") from error
+        _build.records[path] = execute.read(path)
+    if _build.records[path] is None:
         raise PluginError(f"{what}: the store ({_build.plan.folder}) holds no run of it: was it edited during the "
                           "build? Build again")
-    return record
+    return _build.records[path]
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

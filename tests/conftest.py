@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-pytest.register_assert_rewrite("harness")  # its asserts read as the tests' do (it is imported just below)
+pytest.register_assert_rewrite("harness", "builds")  # its asserts read as the tests' do (it is imported just below)
 
-from harness import (DOCS, FAST_TIER, LIBRARY, REPO, SITE_FIXTURES, SNIPPETS, ahead,  # noqa: E402, F401 (for tests)
-                     included_snippets, mkdocs_process, network_can_be_cut, page_includes, run_ahead,
-                     when_site_is_built, whole_tier)
+from harness import DOCS, LIBRARY, REPO, SNIPPETS, included_snippets, page_includes  # noqa: E402, F401 (for tests)
+from builds import (FAST_TIER, SITE_FIXTURES, ahead, mkdocs_process, network_can_be_cut,  # noqa: E402, F401
+                    run_ahead, when_site_is_built, whole_tier)
 from sdpa import env  # noqa: E402
 
 # The session's machinery (tests/harness.py); the claim fixture, with which claims record their
 # statistics (tests/claims.py).
-pytest_plugins = ["harness", "claims"]
+pytest_plugins = ["harness", "builds", "claims"]
 
 #: The variable through which sdpa.runtime adds an offset to every seed.
 SEED_OFFSET_ENV = env.SEED_OFFSET

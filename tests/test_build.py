@@ -91,7 +91,7 @@ def _without_timings(report: dict) -> dict:
 
 
 def test_the_site_builds_offline_printing_only_info_lines(parallel_site):
-    """The session's build (``harness.Session.build_site``): a clean build in a fresh process,
+    """The session's build (``builds.build_site``): a clean build in a fresh process,
     what the store lacks run by two workers, with the network cut where the OS allows it.
     It prints only INFO lines: MkDocs' own and, while snippets run, one per page."""
     if not parallel_site.offline and env.ci():

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
+import builds
 import harness
 from conftest import FAST_TIER, REPO, SNIPPETS, included_snippets
 from sdpa import env
@@ -71,14 +72,14 @@ def test_a_whole_tier_starts_its_runs_before_collecting(monkeypatch):
         option = {"keyword": "", "markexpr": "", "deselect": None, "lf": False, "collectonly": False, **chosen}
         return SimpleNamespace(args_source=source, option=SimpleNamespace(**option))
 
-    assert harness.whole_tier(command()) == "all"
-    assert harness.whole_tier(command(markexpr=FAST_TIER)) == "fast" and FAST_TIER in (REPO / "README.md").read_text()
-    assert harness.whole_tier(command(pytest.Config.ArgsSource.ARGS)) == ""  # python -m pytest tests/test_x.py
+    assert builds.whole_tier(command()) == "all"
+    assert builds.whole_tier(command(markexpr=FAST_TIER)) == "fast" and FAST_TIER in (REPO / "README.md").read_text()
+    assert builds.whole_tier(command(pytest.Config.ArgsSource.ARGS)) == ""  # python -m pytest tests/test_x.py
     for chosen in ({"keyword": "derivation"}, {"markexpr": "claims"}, {"deselect": ["tests/x.py"]},
                    {"lf": True}, {"collectonly": True}, {"keyword": "x", "markexpr": FAST_TIER}):
-        assert harness.whole_tier(command(**chosen)) == "", chosen
+        assert builds.whole_tier(command(**chosen)) == "", chosen
     monkeypatch.setenv(env.BUILT_SITE, "/tmp/site")
-    assert harness.whole_tier(command()) == ""
+    assert builds.whole_tier(command()) == ""
 
 
 #: A session's driver: it starts the snippets' run as the harness does, on two pages whose

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import builds
 import harness
 from conftest import REPO, SNIPPETS, included_snippets
 from sdpa import env
@@ -219,7 +220,7 @@ def test_a_named_site_built_from_other_code_is_refused(tmp_path):
 
     current = report.digests(load_config(str(REPO / "mkdocs.yml")), harness.SESSION.plan)
     (tmp_path / "build-report.json").write_text(json.dumps({"digests": current}))
-    assert harness.check_built_site(tmp_path) == []
+    assert builds.check_built_site(tmp_path) == []
     (tmp_path / "build-report.json").write_text(json.dumps({"digests": {**current, "code": "0" * 64}}))
     probe = tmp_path / "test_probe.py"
     probe.write_text("def test_probe(built_site):\n    pass\n")

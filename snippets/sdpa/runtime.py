@@ -286,12 +286,13 @@ def memo(function: F | None = None, *, share: bool = False) -> F:
     def _get(args, kwargs, wait: bool):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        key = (code(), context(), tuple(bound.arguments.items()))  # context() pins the threads
-        if key not in results:
+        key = (context(), tuple(bound.arguments.items()))  # context() pins the threads
+        if key not in results:  # (a result made here was made by the code this process runs)
             def compute():
                 return function(*args, **kwargs)
 
-            found = _stored(name, key, compute, wait) if share else _computed(compute, name)
+            found = (_stored(name, (code(), *key), compute, wait) if share
+                     else _computed(compute, name))
             if found is BUSY:
                 return BUSY
             results[key] = found

@@ -26,7 +26,7 @@ def nav_pages() -> list[str]:
     return list(pages(config["nav"]))
 
 
-TOPIC_PAGES = [page for page in nav_pages() if page not in REFERENCE]
+TOPIC_PAGES = [page for page in nav_pages() if page not in REFERENCE and not page.startswith("code/")]
 
 
 def prose(markdown: str) -> str:

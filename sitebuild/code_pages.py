@@ -33,7 +33,6 @@ class Module:
     name: str  # sdpa.attention
     defined: set[str] = field(default_factory=set)  # its top-level names
     imported: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (module, its name there)
-    refers: dict[str, set[str]] = field(default_factory=dict)  # top-level name -> the names its code reads
 
     @classmethod
     def read(cls, base: Path, path: Path) -> Module:
@@ -49,10 +48,7 @@ class Module:
             elif isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_HOMES"]:
                 # the package's names that load their module on first use: {"seed": "sdpa.runtime", ...}
                 module.imported.update({name: (home, name) for name, home in ast.literal_eval(node.value).items()})
-            names = _defines(node)
-            for name in names:
-                module.defined.add(name)
-                module.refers[name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - {name}
+            module.defined.update(_defines(node))
         return module
 
 

@@ -41,7 +41,8 @@ def test_every_library_module_has_its_page_in_the_nav():
     missing = [f"docs/{path} (with the line '::: {name}')" for path, name in pages.items()
                if f"::: {name}\n" not in ((DOCS / path).read_text() if (DOCS / path).is_file() else "")]
     assert not missing, f"library modules without their Code page: {missing}"
-    assert sorted(listed) == sorted(pages), "mkdocs.yml's Code section lists every docs/code/ page, no other"
+    assert {page: name for entry in listed for name, page in entry.items()} == pages, (
+        "mkdocs.yml's Code section lists every docs/code/ page, no other, under its module's name")
 
 
 def test_every_definition_shows_its_source_with_the_file_s_line_numbers(built_site):

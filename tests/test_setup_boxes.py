@@ -43,6 +43,8 @@ def expected() -> dict[str, list[str]]:
     block_ws = dict(block.w_steps)
     (a_lo, a_hi), (s_lo, s_hi) = span(adam_ws), span(sgd_ws)
     lm = language.SIZES["full"]
+    temperature = quick.temperature.experiment(quick.temperature.main_d_k)
+    assert temperature.lrs == (1e-2,) and temperature.optimizer == "adam"
     return {
         "tuning.md": [
             rf"The full build measures ${len(us)} \times {len(adam_ws)}$ points under each "
@@ -78,7 +80,14 @@ def expected() -> dict[str, list[str]]:
         "practice.md": [
             f"One block, one task, a {full.head_count.steps}-step budget, "
             f"{n(len(full.head_count.seeds))} seeds, and a grid of rates about a factor of three "
-            "apart.",
+            "apart, each head count's best chosen and reported on the same seeds.",
+        ],
+        "temperature.md": [
+            "It trains the recall head of the [failure-modes page](failure-modes.md#gradients-at-"
+            f"initialisation) with {temperature.n_pairs} pairs, $d_{{\\text{{model}}}} = "
+            f"{temperature.d_model}$ and unit initialisation, under Adam at $10^{{-2}}$ for "
+            f"{quick.temperature.steps} steps (the quick build {n(len(quick.temperature.seeds))} "
+            f"seeds, the full build {n(len(full.temperature.seeds))}).",
         ],
         "language-model.md": [
             f"The full build compares {n(len(lm.u_steps) - 1)} spreads at once, so each interval "

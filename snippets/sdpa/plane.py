@@ -247,15 +247,12 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
         ["optimiser", "d_k", "setting", "point (u, w)", "shared rate",
          "final loss, geometric mean (min–max)", "over the best point, paired"], rows,
         align="lrllrrr",
-        caption="Each rule's default, " + ("the best point of the u = 0 column (no factor, "
-        "unit-variance start, its W_Q/W_K rate tuned) " if column else "") + "and the "
-        "plane's best point, rerun on "
-        f"{len(plane.confirm_seeds)} fresh seeds at the shared rate the "
-        f"{len(plane.choose_seeds)} choice seeds chose. Last column: the setting's loss over "
-        "the best point's, seed by seed, with a 95% t interval. (edge): the chosen rate, or "
-        "the chosen point, lies on the edge of what was measured; (stability): the next rate "
-        "up diverged there on a choice seed, so the chosen rate is the fastest that trains, a "
-        f"stability limit rather than an optimum. {chance_note(intervals)}.")
+        caption="Each rule's default" + (", the best of the u = 0 column (unscaled start, its "
+        "W_Q/W_K rate tuned)" if column else "") + " and the plane's best point, rerun on "
+        f"{len(plane.confirm_seeds)} fresh seeds at the shared rate {len(plane.choose_seeds)} "
+        "choice seeds chose; last column: its loss over the best point's, paired, 95% t interval. "
+        "(edge): the rate or point is at the edge of what was measured; (stability): the next "
+        f"rate up diverged on a choice seed. {chance_note(intervals)}.")
 
 
 def _choose(plane: Plane, optimizer: Optimizer, d_k: int,

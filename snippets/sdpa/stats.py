@@ -98,9 +98,8 @@ def chance_note(n: int, confidence: float = 0.95) -> str:
     difference zero, about ``n * (1 - confidence)`` of the intervals would still exclude it
     (a word "ends higher" or "ends lower" that the data do not carry). For a caption."""
     words = "interval" if n == 1 else "intervals"
-    return (f"{n} uncorrected {confidence:.0%} {words}: were no two compared settings different, "
-            f"chance alone would still set about {n * (1 - confidence):.1f} of them clear of no "
-            "difference")
+    return (f"{n} uncorrected {confidence:.0%} {words}: by chance alone, about "
+            f"{n * (1 - confidence):.1f} would exclude no difference")
 
 
 def t_interval(values, confidence: float = 0.95) -> Interval:

@@ -68,19 +68,16 @@ print(sdpa.markdown_table(
       *[cell(r["setting"], r["at"][steps]) for steps in BUDGETS]) for r in result],
     align="lrl" + "r" * len(BUDGETS),
     caption="Each setting re-tuned at each budget: final loss (geometric mean over "
-    f"{len(STUDY.plane.confirm_seeds)} fresh seeds) at the shared rate chosen for that budget, "
-    "its ratio to the best point's on the same seeds with a 95% t interval, and what that "
-    "interval says. (edge): the chosen rate is the window's first or last; (stability): the "
-    "next rate up diverged on a choice seed, so the chosen rate is the fastest that trains. "
+    f"{len(STUDY.plane.confirm_seeds)} fresh seeds) at its chosen rate, and its ratio to the best "
+    "point's, paired, with a 95% t interval and what it says. (edge): the window's first or "
+    "last rate; (stability): the next rate up diverged on a choice seed. "
     + chance_note(sum(at["ratio"] is not None for r in result for at in r["at"].values())) + ".",
 ))
 
 
 print(f"How this build re-tuned: at {', '.join(f'{b:,}' for b in STUDY.budgets)} steps, "
-      f"{len(STUDY.d_ks) * len(STUDY.optimizers)} (optimiser, d_k) pairs "
-      f"(d_k = {', '.join(map(str, STUDY.d_ks))}; "
-      f"{' and '.join(OPTIMIZER_LABELS[o] for o in STUDY.optimizers)}), the settings "
-      f"{', '.join(SETTING_LABELS[s] for s in STUDY.settings)}; each swept the shared rate over "
-      f"grid steps of {', '.join(f'{k:+d}' for k in STUDY.shifts)} from the rate it had at "
-      f"{STUDY.plane.steps} steps (a grid step is ×10^(1/{STUDY.plane.per_decade})), and kept "
-      "its point (u, w).\n")
+      f"d_k = {', '.join(map(str, STUDY.d_ks))}, "
+      f"{' and '.join(OPTIMIZER_LABELS[o] for o in STUDY.optimizers)}; each setting swept "
+      f"grid steps of {', '.join(f'{k:+d}' for k in STUDY.shifts)} "
+      f"(×10^(1/{STUDY.plane.per_decade})) "
+      f"from its rate at {STUDY.plane.steps} steps.\n")

@@ -64,22 +64,20 @@ print(sdpa.markdown_table(
       f"{r['lowest_rate_gap']:.1e}", f"{r['largest_gap']:.1e}", "yes" if r["identical"] else "no")
      for r in result["rates"]],
     align="lrlrrrrl",
-    caption=f"Each rule against the unscaled head at its point of the plane, {PLANE.steps} "
-    "steps from the same draw and batches, seed 0, at every shared rate of the plane's "
-    "window: the largest difference between the two runs' losses at any step, at the "
-    "lowest rate and at any rate (nats).",
+    caption=f"The rule against the unscaled head at its point, {PLANE.steps} steps from one "
+    "draw and the same batches (seed 0), at every shared rate of the window: the largest "
+    "loss difference at any step (nats).",
 ))
 
 
 def clip_words(r):
     label = OPTIMIZER_LABELS[r["optimizer"]]
     if r["binds"]:
-        return (f"{label}, τ = {r['clip']:g}: the clip binds at {r['binds']} of {r['steps']} steps "
-                f"and the runs part, by up to {r['largest_gap']:.2g} nats")
-    return (f"{label}, τ = {r['clip']:g}: the clip never binds (largest norm "
-            f"{r['largest_norm']:.2g}) and the runs agree "
-            + ("bit for bit" if r["identical"] else f"to {r['largest_gap']:.1e} nats"))
+        return (f"{label}, τ = {r['clip']:g}: binds at {r['binds']} of {r['steps']} steps, "
+                f"the runs part by up to {r['largest_gap']:.2g} nats")
+    return (f"{label}, τ = {r['clip']:g}: never binds (largest norm {r['largest_norm']:.2g}), "
+            + ("bit for bit" if r["identical"] else f"within {r['largest_gap']:.1e} nats"))
 
 
-print(f"With the global gradient norm clipped to τ before each step (d_k = {CLIP_D_K}, the "
-      "plane's first shared rate): " + "; ".join(map(clip_words, result["clipped"])) + ".\n")
+print(f"Global-norm clipping to τ before each step (d_k = {CLIP_D_K}, the first rate): "
+      + "; ".join(map(clip_words, result["clipped"])) + ".\n")

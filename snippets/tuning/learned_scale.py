@@ -77,11 +77,9 @@ print(
          for r in sorted(result, key=lambda r: (r["optimizer"], r["lr"], r["learned"]))],
         align="lrrllrlr",
         caption=f"One head, d_k = {STUDY.d_k}, {STUDY.plane.steps} steps, {n_seeds} seeds per "
-        "row. × best rate: the learning rate over the shared rate the plane chose for the "
-        "1/√d_k default. "
-        "Final loss: mean ± std over the runs that did not diverge; largest logit: the largest "
-        "|softmax input| over training, median over the runs that did not diverge; diverged: "
-        f"final loss NaN or above {DIVERGED} times chance.",
+        "row; × best rate: over the rate chosen for the 1/√d_k default. Final loss (mean ± "
+        "std) and largest |logit| (median) over the runs that did not diverge (final loss NaN "
+        f"or above {DIVERGED} times chance).",
     )
 )
 

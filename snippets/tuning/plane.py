@@ -19,12 +19,10 @@ n_choose = len(PLANE.choose_seeds)
 
 figure = sdpa.Figure(
     "plane",
-    caption=f"Final loss after {PLANE.steps} steps over the W_Q/W_K plane of one head "
-    "without the factor: right, W_Q and W_K start d_k^(−u/4) times their unit-variance "
-    "draw; up, they learn at d_k^(−w/4) times the shared rate. Each square is the geometric "
-    f"mean over {n_choose} choice seeds at the point's best of {PLANE.rates} shared rates. "
-    "Outlined markers: each rule's default, where the equivalence puts it (circle: no "
-    "factor; triangle: 1/√d_k; square: 1/d_k). Star: the best point of the choice seeds.",
+    caption=f"Final loss after {PLANE.steps} steps over the W_Q/W_K plane (u right, w up), "
+    f"each square the geometric mean over {n_choose} choice seeds at its best of "
+    f"{PLANE.rates} shared rates. Markers: each rule's default (circle: no factor; triangle: "
+    "1/√d_k; square: 1/d_k); star: the choice seeds' best point.",
     alt="Heat maps of final loss over a grid of W_Q/W_K initial scale against their rate "
     "multiplier, one panel per optimiser and head size, with each rule's default and the "
     "best point marked.",

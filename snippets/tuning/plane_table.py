@@ -50,9 +50,8 @@ if result["region"]:
         [(OPTIMIZER_LABELS[r["optimizer"]], r["d_k"], f"({r['best'][0]}, {r['best'][1]})",
           r["sensitivity_w"], r["sensitivity_u"]) for r in result["region"]],
         align="lrrrr",
-        caption="How much the loss rises away from the best point of the choice seeds along "
-        "each axis of the plane (Wortsman et al.'s learning-rate sensitivity, on the choice "
-        "seeds' geometric means; 0: every point of the line is as good as its best).",
+        caption="How much the loss rises away from the best point along each axis (Wortsman et "
+        "al.'s learning-rate sensitivity, on the choice seeds; 0: the line is flat).",
     ))
 
 

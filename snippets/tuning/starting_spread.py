@@ -50,12 +50,12 @@ result = recall_points(STUDY)
 
 figure = sdpa.Figure(
     "starting-spread",
-    caption="What dropping the factor costs one recall head, against how wide the unscaled "
-    f"logits start (d_k = {STUDY.d_k}, Adam, {STUDY.plane.steps} steps), each rule's "
-    + ("shared rate and W_Q/W_K rate" if len(STUDY.w_steps) > 1 else "shared rate alone")
-    + " tuned at every spread. Dashed: the named spreads of the table below. Above zero: the head "
-    f"without the factor ends higher. Bars: 95% t intervals over {len(STUDY.plane.confirm_seeds)} "
-    "fresh seeds, paired by seed.",
+    caption=f"The cost of dropping the factor (d_k = {STUDY.d_k}, Adam, {STUDY.plane.steps} "
+    "steps) against the starting spread, "
+    + ("each rule's shared and W_Q/W_K rates" if len(STUDY.w_steps) > 1
+       else "each rule's shared rate")
+    + " tuned at every spread. Above zero: the head without the factor ends higher. Bars: 95% t "
+    f"intervals over {len(STUDY.plane.confirm_seeds)} fresh seeds, paired; dashed: named spreads.",
     alt="The loss difference between the unscaled and the scaled recall head against the "
     "starting spread on a log axis, with a dotted line at zero.",
     size=(4.6, 3.3),
@@ -75,14 +75,10 @@ print(sdpa.markdown_table(
       str(p["difference"]), p["log_ratio"].ratio(),
       *(setting(p["chosen"][rule.value]) for rule in RULES)) for p in result],
     align="rlrrll",
-    caption="The figure's points: mean difference over the fresh seeds and its 95% t "
-    "interval, and the ratio of the two losses, paired by seed (one seed that stays stuck "
-    "widens the difference's interval more than the ratio's). Each rule's setting as the "
-    f"{len(STUDY.plane.choose_seeds)} choice seeds chose it: the shared rate"
-    + (f", and w, its W_Q/W_K rate step (they learn at d_k^(−w/4) times the rate of their "
-       f"rule's default; w from {STUDY.w_steps[0]} to {STUDY.w_steps[-1]})"
-       if len(STUDY.w_steps) > 1 else " (this build keeps each rule's W_Q/W_K rate at its "
-       "default)") + "; (edge): the choice is an end of what was measured. "
+    caption="The figure's points, and the ratio of the two losses, paired by seed (a stuck seed "
+    "widens the difference's interval more than the ratio's); each rule's chosen shared rate"
+    + (f" and W_Q/W_K step w (from {STUDY.w_steps[0]} to {STUDY.w_steps[-1]})"
+       if len(STUDY.w_steps) > 1 else "") + "; (edge): an end of what was measured. "
     + chance_note(len(result)) + " (the ratio's).",
 ))
 

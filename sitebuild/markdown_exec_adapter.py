@@ -58,22 +58,19 @@ def render(source: str, options: dict, md, run: Callable[[str, str], str]) -> st
     return markdown_exec.base_format(language="python", run=run_block, code=source, md=md, **options)
 
 
-def stored_output(code: str, filename: str) -> str:
-    """What the snippet ``filename`` printed, read from the store (``python -m sitebuild.execute``,
+def stored_record(code: str, filename: str) -> dict:
+    """The run of the snippet ``filename``, read from the store (``python -m sitebuild.execute``,
     or a MkDocs build, fills it): for an engine without the build's hooks (Zensical)."""
-    import json
-
     from sitebuild import execute
 
     plan = execute.Plan({}, {}, execute.code(), execute.device(), execute.store())
-    path = plan.record(execute.Snippet("", filename, code))
-    if not path.is_file():
+    record = execute.read(plan.record(execute.Snippet("", filename, code)))
+    if record is None:
         raise FenceError(f"{filename}: the store ({plan.folder}) holds no run of it: run `python -m "
                          "sitebuild.execute` first")
-    record = json.loads(path.read_text())
-    if record["failure"] is not None:
+    if record.get("failure") is not None:
         raise FenceError(execute.SnippetFailure(**record["failure"]).message(record["page"]))
-    return record["output"]
+    return record
 
 
 @functools.cache
@@ -84,11 +81,16 @@ def _library(code: str):
 
 
 def stored_fence(source, language, css_class, options, md, **kwargs) -> str:
-    """A python fence from the store, with the line of library links under it (superfences'
-    formatter, ``custom_fences`` in zensical.yml; under MkDocs the hooks add that line)."""
+    """A python fence from the store, with the lines the hooks add under MkDocs: the library
+    code it used and the loop that trained it (superfences' formatter, in zensical.yml)."""
     from markdown_exec._internal.rendering import MarkdownConverter
 
     from sitebuild import execute
 
-    uses = _library(execute.code()).uses_line(source)
-    return render(source, options, md, stored_output) + (MarkdownConverter(md).convert(uses) if uses else "")
+    records = []
+    html = render(source, options, md, lambda code, filename: records.append(stored_record(code, filename))
+                  or records[-1]["output"])
+    trained = " · ".join(f"[`{name}`][{name}]" for record in records for name in record.get("trained", []))
+    lines = [_library(execute.code()).uses_line(source),
+             f"The loop that trained it: {trained}\n{{ .sdpa-uses }}" if trained else ""]
+    return str(html) + "".join(str(MarkdownConverter(md).convert(line)) for line in lines if line)

@@ -22,6 +22,8 @@ what the build measured, and one ``Evidence:`` line of links, and nothing else.
 
 from __future__ import annotations
 
+import math
+
 import re
 
 import pytest
@@ -178,3 +180,22 @@ def test_the_home_page_prints_the_starting_spread_table_s_intervals(run_snippet)
     for (x, _, interval), point in zip(spreads, table.namespace["result"]):
         assert interval == point["log_ratio"] and interval.ratio() in table.output
         assert f"at σ_z = {x:.3g}" in home.output and interval.compared() in home.output
+
+
+@pytest.mark.pages("transfer.md", "index.md")
+def test_the_home_page_says_whether_one_rate_serves_every_head_size(run_snippet):
+    """Home prints the transfer page's answer to "does one rate serve every head size?" from
+    the same intervals (``sdpa.transfer.rate_change``), or, where the build measured one head
+    size, says that the full build answers it."""
+    home = run_snippet("index/training.py")
+    transfer = home.namespace["transfer"]
+    if None in transfer.values():
+        assert "the full build answers it" in home.output
+        return
+    page = run_snippet("transfer/best_rates.py")
+    for optimizer, interval in transfer.items():
+        m, low, high = (math.exp(x) for x in (interval.mean, interval.low, interval.high))
+        cell = f"×{m:.2f} [{low:.2f}, {high:.2f}]"
+        assert cell in page.output and cell in home.output, optimizer
+        words = "it moves" if interval.excludes_zero else "not told apart from one rate"
+        assert f"{cell}, {words}" in home.output

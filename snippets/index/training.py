@@ -3,13 +3,19 @@ page's own functions from the same runs: the recall head without the factor agai
 1/sqrt(d_k) default, each rule at its own best shared rate (``sdpa.tuning.unscaled_reading``,
 the lines under the plane's table); then, at each starting spread, the two rules from the
 same weights, each tuned alike (``sdpa.plane.run_spreads``, the tuning page's starting-spread
-table), in the words each ratio's interval decides (``Interval.compared``).
+table), in the words each ratio's interval decides (``Interval.compared``); and whether one
+learning rate serves every head size under 1/sqrt(d_k), the transfer page's answer
+(``sdpa.transfer.rate_change``: its best rate at the largest d_k over at the smallest).
 """
+
+import math
 
 from sdpa.attention import Scale
 from sdpa.plane import run_spreads
 from sdpa.sizes import sizes
 from sdpa.stats import paired
+from sdpa.training import OPTIMIZER_LABELS
+from sdpa.transfer import rate_change
 from sdpa.tuning import unscaled_reading
 
 STUDY = sizes().spreads
@@ -33,3 +39,25 @@ print(f"By starting spread σ_z (one head, d_k = {STUDY.d_k}, Adam, {tuned} tune
       "the head without the factor:\n\n"
       + "\n".join(f"- at σ_z = {x:.3g}{f' ({name})' if name else ''}: {interval.compared()}"
                   for x, name, interval in spreads) + "\n")
+
+
+def one_rate(plane):
+    """Per optimiser: 1/sqrt(d_k)'s best rate at the largest d_k over at the smallest, and
+    whether its interval tells it from one rate (None where the build has one head size)."""
+    return {optimizer: rate_change(plane, optimizer) for optimizer in plane.optimizers}
+
+
+PLANE = sizes().plane
+transfer = one_rate(PLANE)
+if None in transfer.values():
+    print(f"Does one learning rate serve every head size under 1/√d_k? This build measured "
+          f"d_k = {PLANE.d_ks[0]} alone; the full build answers it on "
+          "[the transfer page](transfer.md#does-one-rate-serve-every-head-size).\n")
+else:
+    print(f"Does one learning rate serve every head size under 1/√d_k? Its best rate at d_k = "
+          f"{PLANE.d_ks[-1]} over its best at {PLANE.d_ks[0]} ({len(PLANE.choose_seeds)} choice "
+          "seeds, 95% t intervals): " + "; ".join(
+              f"{OPTIMIZER_LABELS[o]} ×{math.exp(i.mean):.2f} [{math.exp(i.low):.2f}, "
+              f"{math.exp(i.high):.2f}], " + ("it moves" if i.excludes_zero else "not told apart "
+                                              "from one rate") for o, i in transfer.items())
+          + " ([transfer](transfer.md#does-one-rate-serve-every-head-size)).\n")

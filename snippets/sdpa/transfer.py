@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from sdpa.attention import Scale
-from sdpa.plane import EXPONENTS, Plane, PlaneResult, below_divergence
+from sdpa.plane import EXPONENTS, Plane, PlaneResult, below_divergence, rule_step, run_plane
 from sdpa.recall import Arm, Optimizer, recall_at_init
 from sdpa.runtime import memo
 from sdpa.stats import Interval, t_interval
@@ -83,6 +83,18 @@ def best_limit(result: PlaneResult, point: tuple[int, int]) -> str:
     if i in (0, len(result.lrs) - 1):
         return "edge"
     return "stability" if below_divergence(loss, i) else ""
+
+
+def rate_change(plane: Plane, optimizer: Optimizer) -> Interval | None:
+    """Does one rate serve every head size under 1/sqrt(d_k)? Its best shared rate at the
+    plane's largest d_k over its best at the smallest, choice seed by choice seed: the t
+    interval of the log ratio (None when the plane measured one head size)."""
+    if len(plane.d_ks) < 2:
+        return None
+    planes, point = run_plane(plane), rule_step(Scale.INV_SQRT, optimizer)
+    first, last = (best_rates(planes[(optimizer, d)], point)[1]
+                   for d in (plane.d_ks[0], plane.d_ks[-1]))
+    return t_interval([math.log(b / a) for a, b in zip(first, last)])
 
 
 def slope(d_ks, values) -> float:

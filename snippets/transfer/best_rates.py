@@ -19,10 +19,9 @@ from sdpa.attention import Scale
 from sdpa.plane import rule_step, run_plane
 from sdpa.plots import SCALE_COLORS
 from sdpa.sizes import sizes
-from sdpa.stats import t_interval
 from sdpa.training import OPTIMIZER_LABELS
 from sdpa.transfer import (INVARIANTS, best_limit, best_rates, gradient_ratios, gradient_slope,
-                           predicted_lr_exponent, slope, slope_interval)
+                           predicted_lr_exponent, rate_change, slope, slope_interval)
 
 PLANE = sizes().plane
 RULES = tuple(Scale)
@@ -191,9 +190,8 @@ else:
 
     def change(optimizer):
         """1/sqrt(d_k)'s best rate at the largest d_k over at the smallest, seed by seed: its
-        geometric mean and 95% t interval."""
-        seeds = at[(optimizer, Scale.INV_SQRT)]["seeds"]
-        interval = t_interval([math.log(b / a) for a, b in zip(seeds[0], seeds[-1])])
+        geometric mean and 95% t interval (``sdpa.transfer.rate_change``)."""
+        interval = rate_change(PLANE, optimizer)
         return [math.exp(x) for x in (interval.mean, interval.low, interval.high)]
 
     def bound(optimizer):

@@ -62,8 +62,12 @@ def test_sqrt_dk_is_comparable_across_dk_a_fixed_temperature_is_not(run_snippet,
 def test_logit_growth_after_training(run_snippet, claim):
     run = run_snippet("temperature/logit_growth.py")
     result = run.namespace["result"]
-    for label, fit in result["fits"].items():  # "before": 0.38-0.55 over seed offsets 0-19
-        claim.near(f"{label.value}: slope before training 0.5", fit["before"], 0.5, tol=0.2)
+    # "near 0.5 at initialisation, closer to it than to 0 or to 1": the midpoints between the
+    # exponent of independent components and those of no growth and of aligned components
+    # (the band 0.5 +- 0.2 was set beside a sweep's range, 0.38-0.55: a margin of 2.5 over ten
+    # independent seed blocks)
+    for label, fit in result["fits"].items():
+        claim.between(f"{label.value}: slope before training, nearer 0.5 than 0 or 1", fit["before"], 0.25, 0.75)
     # "larger after training" for the unscaled and 1/d_k heads (1/sqrt(d_k)'s rise had a margin
     # of 2.5 over six offsets: the snippet prints it, with its interval, instead)
     for rule in (Scale.NONE, Scale.INV):
@@ -85,10 +89,12 @@ def test_learned_temperature_barely_moves(run_snippet, claim):
     run = run_snippet("temperature/learned_temperature.py")
     result = run.namespace["result"]
     learned, fixed = result["learned"], result["fixed"]
-    # "ends below its start in every seed" (how far: printed, with its interval); "the raw
-    # scores grow in every seed"
-    claim.below("learned scale: largest final ratio over the seeds", max(r[-1] for r in learned["scale_ratio"]),
-                1, log=True)
+    # "ends below its start on average over the seeds" (how far: printed, with its interval;
+    # "in every seed" had a margin of 2.6 over ten independent seed blocks); "the raw scores
+    # grow in every seed"
+    finals = [r[-1] for r in learned["scale_ratio"]]
+    claim.below("learned scale: geometric mean final ratio over the seeds",
+                math.exp(sum(map(math.log, finals)) / len(finals)), 1, log=True)
     claim.above("raw logits: smallest final ratio over the seeds", min(r[-1] for r in learned["raw_ratio"]),
                 1, log=True)
     assert "In this build the learned scale ends at" in run.output

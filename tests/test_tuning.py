@@ -70,22 +70,22 @@ def test_every_rule_is_a_point_of_the_plane_bit_for_bit(run_snippet):
     for row in rows:
         assert row["rates"] == len(PLANE.lrs(row["optimizer"]))
         if row["d_k"] in (16, 256):
-            assert row["identical"] and row["largest_gap"] == 0, row
+            assert row["identical"] and row["largest_difference"] == 0, row
         else:
-            assert row["lowest_rate_gap"] < 1e-5, row
+            assert row["lowest_rate_difference"] < 1e-5, row
 
 
 def test_global_norm_clipping_breaks_the_identity_only_where_it_binds(run_snippet):
     """"breaks the identity whenever the clip binds ... A clip that never binds changes
-    nothing": at d_k = 16, where the identity is exact, a clip at tau = 1 binds and the runs
-    part by more than float rounding could; a clip at tau = 100 never binds and they agree
+    nothing": at d_k = 16, where the identity is exact, a clip at norm 1 binds and the runs
+    part by more than float rounding could; a clip at norm 100 never binds and they agree
     bit for bit. The printed line says which, with the counts."""
     run = run_snippet("tuning/identity.py")
     rows = run.namespace["result"]["clipped"]
     assert {(r["optimizer"], r["clip"]) for r in rows} == {(o, t) for o in ("adam", "sgd") for t in (1.0, 100.0)}
     for row in rows:
         if row["clip"] == 1.0:
-            assert row["binds"] > 0 and row["largest_gap"] > 1e-3 and not row["identical"], row
+            assert row["binds"] > 0 and row["largest_difference"] > 1e-3 and not row["identical"], row
         else:
             assert row["binds"] == 0 and row["largest_norm"] < 100 and row["identical"], row
     page = " ".join((DOCS / "tuning.md").read_text(encoding="utf-8").split())

@@ -1,6 +1,6 @@
 """Soft-capping: κ tanh(z / κ) on the attention logits (Gemma 2: κ = 50; Grok-1: κ = 30).
 
-First figure: the capped logit against the raw one, and its slope sech^2(z / c), the factor
+First figure: the capped logit against the raw one, and its slope sech^2(z / kappa), the factor
 by which the cap multiplies every gradient that reaches a raw logit. Then rows of 64 raw
 Gaussian logits of growing spread go through softmax, uncapped and capped, and for every
 row we take the largest weight and the Frobenius norm of the Jacobian of the weights with
@@ -78,7 +78,7 @@ with figure as (left, right):
         left.plot(raw, softcap(raw, cap), color=color, label=f"κ = {cap:g}")
         right.plot(raw, softcap_slope(raw, cap), color=color, label=f"κ = {cap:g}")
     left.set(xlabel="raw logit z", ylabel="capped logit", ylim=(-80, 80))
-    right.set(xlabel="raw logit z", ylabel="slope sech²(z/c)")
+    right.set(xlabel="raw logit z", ylabel="slope sech²(z/κ)")
     left.legend()
     right.legend()
 print(figure.html)

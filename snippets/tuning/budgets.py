@@ -1,5 +1,6 @@
-"""Longer budgets: every rule's default and the plane's best point, the shared rate
-re-tuned at each budget.
+"""Longer budgets: the study's settings (``sizes().budgets.settings``: rules' defaults and the
+plane's best point; the quick build leaves 1/d_k out), the shared rate re-tuned at each
+budget.
 
 At each budget the shared rate is chosen again on the choice seeds, for a warm-up and a
 cosine decay over that budget (``sdpa.tuning.run_budgets``); the plane's own budget is the

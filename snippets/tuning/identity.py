@@ -7,8 +7,8 @@ Each pair runs through the plain loop (``sdpa.training.train``, in
 ``sdpa.plane.identity_runs``) for the plane's budget. Under Adam the unscaled head's W_Q and
 W_K get epsilon / sqrt(c). Bit for bit where d_k^(1/4) is a power of two (every
 multiplication by it is exact), within float rounding elsewhere. Clipping the global
-gradient norm to tau before each step (as Wortsman et al. 2023 train) scales each head's
-step by its own norm, so the two runs part wherever a norm exceeds tau.
+gradient norm before each step (as Wortsman et al. 2023 train) scales each head's
+step by its own norm, so the two runs part wherever a norm exceeds the clip.
 """
 import torch
 import sdpa
@@ -37,7 +37,8 @@ def identity(plane, rule=Scale.INV_SQRT):
                     for lr in plane.lrs(optimizer)]
             rows.append({"optimizer": optimizer, "d_k": d_k, "rule": rule,
                          "point": rule_step(rule, optimizer), "rates": len(runs),
-                         "lowest_rate_gap": runs[0][0], "largest_gap": max(gap for gap, _ in runs),
+                         "lowest_rate_difference": runs[0][0],
+                         "largest_difference": max(difference for difference, _ in runs),
                          "identical": all(same for _, same in runs)})
     return rows
 
@@ -45,12 +46,12 @@ def identity(plane, rule=Scale.INV_SQRT):
 def clipped(plane, rule=Scale.INV_SQRT):
     rows = []
     for optimizer in plane.optimizers:
-        for tau in CLIPS:
+        for clip in CLIPS:
             norms = []
-            runs = identity_runs(plane, optimizer, CLIP_D_K, rule, clip=tau, norms=norms)
-            gap, same = compared(*runs)
-            rows.append({"optimizer": optimizer, "clip": tau, "largest_gap": gap,
-                         "identical": same, "binds": sum(n > tau for n in norms),
+            runs = identity_runs(plane, optimizer, CLIP_D_K, rule, clip=clip, norms=norms)
+            difference, same = compared(*runs)
+            rows.append({"optimizer": optimizer, "clip": clip, "largest_difference": difference,
+                         "identical": same, "binds": sum(n > clip for n in norms),
                          "steps": len(norms), "largest_norm": max(norms)})
     return rows
 
@@ -61,7 +62,8 @@ print(sdpa.markdown_table(
     ["optimiser", "d_k", "rule", "its point (u, w)", "shared rates",
      "largest loss difference: lowest rate", "any rate", "bit for bit at every rate"],
     [(OPTIMIZER_LABELS[r["optimizer"]], r["d_k"], r["rule"].label, f"{r['point']}", r["rates"],
-      f"{r['lowest_rate_gap']:.1e}", f"{r['largest_gap']:.1e}", "yes" if r["identical"] else "no")
+      f"{r['lowest_rate_difference']:.1e}", f"{r['largest_difference']:.1e}",
+      "yes" if r["identical"] else "no")
      for r in result["rates"]],
     align="lrlrrrrl",
     caption=f"The rule against the unscaled head at its point, {PLANE.steps} steps from one "
@@ -73,11 +75,12 @@ print(sdpa.markdown_table(
 def clip_words(r):
     label = OPTIMIZER_LABELS[r["optimizer"]]
     if r["binds"]:
-        return (f"{label}, τ = {r['clip']:g}: binds at {r['binds']} of {r['steps']} steps, "
-                f"the runs part by up to {r['largest_gap']:.2g} nats")
-    return (f"{label}, τ = {r['clip']:g}: never binds (largest norm {r['largest_norm']:.2g}), "
-            + ("bit for bit" if r["identical"] else f"within {r['largest_gap']:.1e} nats"))
+        return (f"{label}, at norm {r['clip']:g}: binds at {r['binds']} of {r['steps']} steps, "
+                f"the runs part by up to {r['largest_difference']:.2g} nats")
+    return (f"{label}, at norm {r['clip']:g}: never binds (largest norm "
+            f"{r['largest_norm']:.2g}), " + ("bit for bit" if r["identical"]
+                                              else f"within {r['largest_difference']:.1e} nats"))
 
 
-print(f"Global-norm clipping to τ before each step (d_k = {CLIP_D_K}, the first rate): "
+print(f"Global-norm clipping before each step (d_k = {CLIP_D_K}, the first rate): "
       + "; ".join(map(clip_words, result["clipped"])) + ".\n")

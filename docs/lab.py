@@ -84,7 +84,8 @@ display(Markdown(sdpa.markdown_table(
 # %% [markdown]
 # ## 2. Saturation: how many keys a row reads, and the softmax Jacobian
 #
-# We take 1,024 rows of 64 keys (`sdpa.survey`), the rows the failure-modes page measures.
+# We take the survey's rows of 64 keys (`sdpa.survey`, the rows the failure-modes page
+# measures; the cell prints how many).
 # For each we read the largest softmax weight and two sizes of the softmax Jacobian
 # diag(p) − p pᵀ. That Jacobian multiplies every gradient on its way from the weights back
 # to the logits. Its spectral norm is the largest gain in any one direction: at most 1/2,
@@ -92,6 +93,7 @@ display(Markdown(sdpa.markdown_table(
 # row, 0 for a strictly one-hot row (one weight exactly 1).
 
 # %%
+print(f"{survey.N_ROWS:,} rows of 64 keys, in {survey.KEY_SETS} independent key sets")
 saturation = []
 for d_k in HEAD_DIMS:
     for name, factor in (("q·k", 1.0), ("q·k/√d_k", 1 / math.sqrt(d_k))):

@@ -237,12 +237,12 @@ def test_sgd_without_divisor_stalls_and_collapses(run_snippet, claim):
                         CHANCE / 2)
             # "with its attention on a single key" (highest seed's end entropy under 0.02)
             claim.below(f"{init}, d_k {d}: unscaled end entropy, a single key", max(r.entropy_end), 0.05)
-    # "The 1/sqrt(d_k) head, trained the same way, learns at d_k = 64 and 256: every seed ends
-    # below half of chance" ("its mean ends below 0.7" had a margin of 3.0 at default init, 64)
-    for d in (64, 256):
+    # "The 1/sqrt(d_k) head, trained the same way, learns at every d_k": its median seed ends
+    # below half of chance (at d_k = 16, the closest, the seeds end at 0.8-1.5 against 1.73)
+    for d in (16, 64, 256):
         for init in ("unit", "default"):
-            claim.below(f"{init}, d_k {d}: highest 1/sqrt(d_k) seed below half of chance",
-                        max(at[("sgd", d, init, SQRT)].final_loss), CHANCE / 2)
+            claim.below(f"{init}, d_k {d}: median 1/sqrt(d_k) seed below half of chance",
+                        median(at[("sgd", d, init, SQRT)].final_loss), CHANCE / 2)
     runs = run_snippet("failure-modes/entropy_curves.py").namespace["result"]
     memo = run_ablation(ABLATION)  # the figures read the one stored run of each experiment
     assert runs.keys() == memo.keys() and all(torch.equal(runs[k].metrics.loss, memo[k].metrics.loss) for k in runs)
@@ -290,10 +290,10 @@ def test_inverse_dk_trains_with_adam_and_is_slow_with_sgd_at_256(run_snippet, cl
         for init in ("unit", "default"):
             r = at[("adam", d, init, INV)]  # "under Adam its median seed ends below a loss of 0.25"
             claim.below(f"Adam, {init}, d_k {d}: 1/d_k median final loss", median(r.final_loss), 0.25)
-    for d in (16, 64):  # "With SGD it learns at d_k = 16 and 64, where its median seed ends below 0.5"
-        for init in ("unit", "default"):
-            claim.below(f"SGD, {init}, d_k {d}: 1/d_k median final loss",
-                        median(at[("sgd", d, init, INV)].final_loss), 0.5)
+    for d in (16, 64, 256):  # "With SGD it learns at every d_k: its median seed ends below half
+        for init in ("unit", "default"):  # of the chance loss" (the closest, default at 256: 1.2)
+            claim.below(f"SGD, {init}, d_k {d}: 1/d_k median final loss below half of chance",
+                        median(at[("sgd", d, init, INV)].final_loss), CHANCE / 2)
     for init in ("unit", "default"):
         r = at[("sgd", 256, init, INV)]
         # "its mean final loss stays above the 1/sqrt(d_k) head's" (single seeds overlap)

@@ -40,16 +40,16 @@ def test_folding_needs_the_optimiser_specific_learning_rate(run_snippet, claim):
     assert list(result) == ["adam", "sgd"], "the rules in one order on the page: Adam, then SGD"
     for optimizer, r in result.items():
         arms = [r[name] for name in ("reference", "naive", "rule", "other")]
-        assert all(arm["init_gap"] == 0.0 for arm in arms), "identical at step 0"
-        assert r["reference"]["max_gap"] == 0.0
+        assert all(arm["init_difference"] == 0.0 for arm in arms), "identical at step 0"
+        assert r["reference"]["max_difference"] == 0.0
         # the identity, bit for bit: the rule's arm trained alone (Adam: epsilon / s too)
         assert r["retraces"], f"{optimizer}: the folded head with the rule's rate retraces the reference"
-        claim.above(f"{optimizer}: unchanged rates change the run", r["naive"]["max_gap"], 1.0, log=True)
-        claim.above(f"{optimizer}: the other optimiser's rule changes it", r["other"]["max_gap"], 0.3, log=True)
+        claim.above(f"{optimizer}: unchanged rates change the run", r["naive"]["max_difference"], 1.0, log=True)
+        claim.above(f"{optimizer}: the other optimiser's rule changes it", r["other"]["max_difference"], 0.3, log=True)
         claim.above(f"{optimizer}: the reference learns", r["reference"]["final_accuracy"], 0.9)
         naive_end = abs(r["naive"]["final_loss"] - r["reference"]["final_loss"])
         claim.above(f"{optimizer}: the naive fold ends far away", naive_end, 0.5, log=True)
-    assert result["sgd"]["rule"]["max_gap"] == 0.0, "SGD with lr * s^2 retraces it exactly, even together"
+    assert result["sgd"]["rule"]["max_difference"] == 0.0, "SGD with lr * s^2 retraces it exactly, even together"
 
 
 def test_multihead_scaled_heads_are_comparable(run_snippet, claim):

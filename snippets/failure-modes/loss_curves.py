@@ -2,10 +2,9 @@
 
 Associative recall (8 key/value pairs, 32 possible values) learned by one attention
 head, for the arms no scaling, 1/sqrt(d_k) and 1/d_k, at d_k = 16, 64 and 256, with
-both initialisations and the profile's seeds (three in the quick build, five in the full),
-all trained as one batched computation per (optimiser, d_k) by
-``sdpa.ablation.run_ablation`` (memoised: the other figures and tables of this page reuse
-the same runs).
+both initialisations and five seeds (the same in the quick and the full build), all
+trained as one batched computation per (optimiser, d_k) by ``sdpa.ablation.run_ablation``
+(memoised: the other figures and tables of this page reuse the same runs).
 """
 
 import math

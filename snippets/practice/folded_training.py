@@ -79,8 +79,8 @@ def compare():
                 "loss_mean": curves[name].loss.mean(-1).tolist(),
                 "loss_min": curves[name].loss.amin(-1).tolist(),
                 "loss_max": curves[name].loss.amax(-1).tolist(),
-                "init_gap": (curves[name].loss[0] - reference[0]).abs().max().item(),
-                "max_gap": (curves[name].loss - reference).abs().max().item(),
+                "init_difference": (curves[name].loss[0] - reference[0]).abs().max().item(),
+                "max_difference": (curves[name].loss - reference).abs().max().item(),
                 "final_loss": curves[name].loss[-1].mean().item(),
                 "final_accuracy": curves[name].accuracy[-1].mean().item(),
             } for name, arm in arms(optimizer).items()},
@@ -97,8 +97,8 @@ print(
         ["optimiser", "arm", "W_Q rate multiplier", "largest loss difference from the reference",
          "final loss", "final accuracy"],
         [
-            ("Adam" if opt == "adam" else "SGD", LABELS[name], r[name]["lr_q"], r[name]["max_gap"],
-             r[name]["final_loss"], r[name]["final_accuracy"])
+            ("Adam" if opt == "adam" else "SGD", LABELS[name], r[name]["lr_q"],
+             r[name]["max_difference"], r[name]["final_loss"], r[name]["final_accuracy"])
             for opt, r in result.items()
             for name in LABELS
         ],

@@ -53,9 +53,10 @@ def mixed_layer(rule):
 
 
 def equal_layer(rule):
-    """Eight independent heads of one width for the same 128 tokens: the survey's 1,024
-    rows split into eight heads (every head its own key sets). A token's expected share of
-    head h is its sum_j p_j^2 over the heads' sum (W_O's blocks are alike in expectation)."""
+    """Eight independent heads of one width for the same tokens: the survey's
+    ``survey.N_ROWS`` rows split into eight heads of ``survey.N_ROWS // EQUAL_HEADS`` tokens
+    (every head its own key sets). A token's expected share of head h is its sum_j p_j^2 over
+    the heads' sum (W_O's blocks are alike in expectation)."""
     p = survey.rows(EQUAL_DIM, survey.factor(rule, EQUAL_DIM), N_KEYS).p
     per_head = (p**2).sum(-1).reshape(EQUAL_HEADS, -1)  # (heads, tokens)
     shares = per_head / per_head.sum(0)

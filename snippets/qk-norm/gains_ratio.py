@@ -7,7 +7,8 @@ that ratio would fall towards 1 during training. For every learning rate we take
 seed (the two arms share their seeds), the ratio of the largest logit at the last step and
 the ratio of the bounds the gains allow then; we print the mean over the seeds and the
 range of the largest-logit ratio, and the mean over the runs at the three lowest learning
-rates (the two highest throw every arm's weights around: the sensitivity table).
+rates (at the two highest the ratio scatters, and at the highest almost no run learns the
+task: the sensitivity table).
 """
 
 import math
@@ -19,7 +20,7 @@ from sdpa.qk_norm import QK_NORM_ARMS
 
 QK_NORM_SWEEP = sizes().qk_norm
 
-LOW = sorted(QK_NORM_SWEEP.lrs)[:3]  # below the two rates at which almost no run learns
+LOW = sorted(QK_NORM_SWEEP.lrs)[:3]  # below the two highest rates, where the ratio scatters
 
 
 def gains_ratio(sweep=QK_NORM_SWEEP):

@@ -39,7 +39,7 @@ def sensitivity_table(sweep=QK_NORM_SWEEP):
                 "final_max_logit": records.max_logit[-1].mean(-1).tolist(),
                 "learned": int((final < LEARNED).sum()),
                 "runs": final.numel(),
-                "seed_gap": (final.amax(-1) - final.amin(-1)).max().item(),
+                "seed_difference": (final.amax(-1) - final.amin(-1)).max().item(),
             }
         )
     return {"lrs": list(sweep.lrs), "initial_loss": initial, "rows": rows}
@@ -55,7 +55,7 @@ print(
         [
             (QK_NORM_ARMS[r["arm"]].label, r["best_loss"], r["best_lr"],
              r["final_max_logit"][result["lrs"].index(r["best_lr"])], r["sensitivity"],
-             f"{r['learned']} of {r['runs']}", r["seed_gap"])
+             f"{r['learned']} of {r['runs']}", r["seed_difference"])
             for r in result["rows"]
         ],
         caption=f"Held-out loss after {QK_NORM_SWEEP.steps} steps, mean over "

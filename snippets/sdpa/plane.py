@@ -306,13 +306,13 @@ def run_plane(plane: Plane) -> dict[tuple[Optimizer, int], PlaneResult]:
 #: Starting spreads to match, by name: the std of an unscaled logit at initialisation, for
 #: heads of 64 (128 for the 7B model). GPT-2's N(0, 0.02^2) at three widths
 #: (:func:`sdpa.language.logit_spread`), PyTorch's ``nn.Linear`` default (component
-#: variance 1/3, so sqrt(d_head) / 3) and unit variance (sqrt(d_head)).
+#: variance 1/3, so sqrt(d_k) / 3) and unit variance (sqrt(d_k)).
 NAMED_SPREADS: tuple[tuple[str, float], ...] = (
     ("GPT-2's init at the full build's language model (d_model 128)", logit_spread(128, 64)),
     ("GPT-2 small (d_model 768)", logit_spread(768, 64)),
     ("PyTorch's nn.Linear default", math.sqrt(64) / 3),
     ("unit variance", math.sqrt(64)),
-    ("a 7B model (d_model 4096, d_head 128)", logit_spread(4096, 128)),
+    ("a 7B model (d_model 4096, d_k 128)", logit_spread(4096, 128)),
 )
 
 

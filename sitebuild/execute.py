@@ -539,10 +539,10 @@ class Progress:
             with self.lock:
                 while not self.messages.empty():
                     kind, name, *rest = self.messages.get()
-                    if kind == "start" and name not in self.finished:
-                        self.running[name] = rest[-1]
-                    else:
+                    if kind == "part":
                         self.parts[name] = tuple(rest[:2])
+                    elif name not in self.finished:  # a job started (its end may have come first)
+                        self.running[name] = rest[-1]
                 if self.bar is not None:
                     self.bar.set_postfix_str(self.line().split("; ", 1)[-1], refresh=True)
                 elif time.monotonic() - told >= every:

@@ -541,7 +541,7 @@ class Progress:
                     kind, name, *rest = self.messages.get()
                     if kind == "part":
                         self.parts[name] = tuple(rest[:2])
-                    elif name not in self.finished:  # a job started (and not yet told done)
+                    elif name not in self.finished:  # a job started (its end may have come first)
                         self.running[name] = rest[-1]
                 if self.bar is not None:
                     self.bar.set_postfix_str(self.line().split("; ", 1)[-1], refresh=True)

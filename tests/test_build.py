@@ -541,11 +541,12 @@ def test_a_run_says_what_runs_soon_after_its_start_and_then_at_intervals(tmp_pat
     seconds (30 in a build): jobs done of all, those running, the time so far."""
     from sitebuild.execute import Plan, Run, Snippet, code
 
-    snippet = Snippet("page.md", "snippets/page/slow.py", "import time\ntime.sleep(4)\n")
+    quick = Snippet("page.md", "snippets/page/quick.py", "print(1)\n")  # done before a line tells it started
+    slow = Snippet("page.md", "snippets/page/slow.py", "import time\ntime.sleep(4)\n")
     said: list[str] = []
-    Run(Plan({"page.md": [snippet]}, {}, code(), "cpu", tmp_path / "store"), 1, said.append, every=1.0).close()
+    Run(Plan({"page.md": [quick, slow]}, {}, code(), "cpu", tmp_path / "store"), 1, said.append, every=1.0).close()
     ticks = [line for line in said if "running: snippets/page/slow.py" in line]
-    assert len(ticks) >= 2 and all("0 of 1 jobs done" in line and "so far" in line for line in ticks), said
+    assert len(ticks) >= 2 and all("1 of 2 jobs done" in line and "so far" in line for line in ticks), said
 
 
 def test_an_empty_store_runs_the_last_full_build_s_slowest_jobs_first(tmp_path, monkeypatch):

@@ -91,13 +91,13 @@ def test_the_gains_do_not_learn_the_factor_away(run_snippet, claim):
     # "starts with logits sqrt(d_k) = 4 times larger" in the first layer; the largest logit of
     # both layers gives 3.84-4.13 (mean of two seeds) over seed offsets 0-19
     claim.near("starting logit ratio sqrt(d_k) = 4", result["start"], 4, tol=0.5)
-    # "at the three lowest learning rates ... between three and four on average": the mean of
-    # the six runs was 3.30-3.72 over seed offsets 0-19 (one run's spread 0.30, so a mean of six
-    # has a standard error near 0.12: both edges are more than two of them away)
-    claim.between("ratio at the three lowest rates, mean", result["mean_low"], 3, 4)
+    # "at the three lowest learning rates ... above 2.5 on average: nearer its start, 4, than
+    # the 1 that gains absorbing the factor would reach" (the midpoint; the words were
+    # "between three and four", a band set beside a sweep's range, 3.30-3.72)
+    claim.above("ratio at the three lowest rates, mean, nearer 4 than 1", result["mean_low"], 2.5)
     assert len(result["per_run_low"]) == 3 * len(QK_NORM_SWEEP.seeds)
-    # "the bound the gains allow is still more than three times the other arm's" (3.46-3.88)
-    claim.above("the gains' bound over the other arm's", result["bound_low"], 3)
+    # "the bound the gains allow also stays more than 2.5 times the other arm's"
+    claim.above("the gains' bound over the other arm's, nearer 4 than 1", result["bound_low"], 2.5)
 
 
 def test_experiment_matches_the_prose():

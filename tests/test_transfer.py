@@ -22,8 +22,8 @@ NONE, SQRT, INV = Scale.NONE, Scale.INV_SQRT, Scale.INV
 
 
 def test_the_predictions_follow_from_the_step_sizes():
-    """Invariant W keeps W_Q and W_K's step: Adam's is the rate, SGD's the rate times kappa
-    (the rule's factor over 1/sqrt(d_k)); invariant Z keeps the logits' step, kappa times the
+    """The weights' invariant keeps W_Q and W_K's step: Adam's is the rate, SGD's the rate times kappa
+    (the rule's factor over 1/sqrt(d_k)); the logits' invariant keeps the logits' step, kappa times the
     weights'. A rule's best rate is then the 1/sqrt(d_k) head's divided by (its step per unit
     rate); its exponent in d_k follows from kappa = d_k^alpha, checked here at two head sizes
     rather than by restating the formula."""

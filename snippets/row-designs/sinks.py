@@ -1,10 +1,11 @@
 """What a sink logit does to a row at initialisation, with and without the factor.
 
 gpt-oss appends one learned logit per head to every row, after the 1/sqrt(d_k) scale,
-and drops its weight after the softmax. A row's keys then share 1 / (1 + exp(z0 - L)) of
-the weight, where z0 is the sink logit and L the row's logsumexp; their ratios do not
-change. So the sink absorbs half a row's weight exactly when z0 = L, and L depends on how
-wide the logits are. We read the site's survey of rows (64 keys, unit-variance q and k).
+and drops its weight after the softmax. A row's keys then share 1 / (1 + exp(z0 - lse(z)))
+of the weight, where z0 is the sink logit and lse(z) the row's logsumexp; their ratios do
+not change. So the sink absorbs half a row's weight exactly when z0 = lse(z), and lse(z)
+depends on how wide the logits are. We read the site's survey of rows (64 keys,
+unit-variance q and k).
 """
 
 import math

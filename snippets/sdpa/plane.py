@@ -221,6 +221,8 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
     def ratio(r: PlaneResult, name: str) -> str:
         if name == "best":
             return "1"
+        if r.settings[name] == r.settings["best"]:  # one point, one rate: one run
+            return "the best point itself"
         v = r.versus_best(name)
         if v is None:
             return "—"
@@ -236,7 +238,8 @@ def settings_table(plane: Plane, results: dict[tuple[Optimizer, int], PlaneResul
     rows, intervals = [], 0
     for (optimizer, d_k), r in results.items():
         for name in SETTINGS[:3] + SETTINGS[3 if len(r.points) > 3 else 4:]:  # column: grid only
-            intervals += name != "best" and r.versus_best(name) is not None
+            intervals += (name != "best" and r.settings[name] != r.settings["best"]
+                          and r.versus_best(name) is not None)
             point, lr = r.settings[name]
             rows.append((OPTIMIZER_LABELS[optimizer], d_k, SETTING_LABELS[name], f"{point}",
                          f"{lr:.3g}" + ("" if r.interior(name) else " (edge)")

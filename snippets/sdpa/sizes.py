@@ -80,7 +80,8 @@ SIZES: dict[str, Sizes] = {
         temperature=TemperatureStudy(),
         qk_norm=GPTSweep(arms=tuple(QK_NORM_ARMS.values())),
         plane=_QUICK_PLANE,
-        block_plane=Plane(heads=4, d_ks=(16,), grid_d_ks=(), optimizers=("adam",), rates=3),
+        block_plane=Plane(heads=4, d_ks=(16,), grid_d_ks=(), optimizers=("adam",), rates=3,
+                          confirm_seeds=_QUICK_PLANE.confirm_seeds),
         spreads=SpreadStudy(plane=_QUICK_PLANE, spreads=(), named=tuple(
             NAMED_SPREADS[i] for i in (0, 3, 4))),  # the narrowest, unit variance, the widest
         budgets=BudgetStudy(plane=_QUICK_PLANE, budgets=(600,), d_ks=(64,), optimizers=("adam",),

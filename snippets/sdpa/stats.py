@@ -98,8 +98,8 @@ def chance_note(n: int, confidence: float = 0.95) -> str:
     difference zero, about ``n * (1 - confidence)`` of the intervals would still exclude it
     (a word "ends higher" or "ends lower" that the data do not carry). For a caption."""
     words = "interval" if n == 1 else "intervals"
-    return (f"{n} uncorrected {confidence:.0%} {words}: by chance alone, about "
-            f"{n * (1 - confidence):.1f} would exclude no difference")
+    return (f"{n} uncorrected {confidence:.0%} {words}: if nothing differed, about "
+            f"{n * (1 - confidence):.2g} of them would still exclude no difference, by chance")
 
 
 def t_interval(values, confidence: float = 0.95) -> Interval:

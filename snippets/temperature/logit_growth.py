@@ -3,7 +3,7 @@
 The recall head is trained at d_k = 16, 32 and 128 under each scaling (the temperature
 study's runs, ``sdpa.temperature``). We record the largest raw score |q.k| in a batch
 (the logit before the scale factor) at initialisation and after training, and fit the
-exponent e in |q.k| ~ d_k^e across the three head dimensions: through the seeds' means
+exponent of d_k in |q.k| across the three head dimensions: through the seeds' means
 for the table, and seed by seed for the line under it (the runs at the three widths
 share their seeds), whose t interval says how far this build pins the rise down.
 """

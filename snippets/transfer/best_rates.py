@@ -5,8 +5,8 @@ The best shared rate of every rule's default at every (optimiser, d_k) of the pl
 rates), taken between grid rates: the vertex of a parabola through the log loss at the
 best rate and its two neighbours (``sdpa.transfer.best_rates``), from the choice seeds'
 mean and from each choice seed alone. Relative to the 1/sqrt(d_k) rule's best rate, it
-should move as d_k^e, with e given by what the best rate keeps the same from one rule to
-the next (``sdpa.transfer.predicted_lr_exponent``): W_Q and W_K's relative speed
+should move as a power of d_k, its exponent given by what the best rate keeps the same from
+one rule to the next (``sdpa.transfer.predicted_lr_exponent``): W_Q and W_K's relative speed
 ("weights"), or the logits' speed ("logits"). Under SGD the prediction also comes from the
 gradient ratio measured at initialisation (``sdpa.transfer.gradient_ratios``). Every slope
 carries a 95% t interval over the choice seeds' own slopes.

@@ -9,10 +9,11 @@ import html.parser
 import re
 import shutil
 
+import pytest
 import yaml
 
 from browser_support import _AnyTagLoader
-from conftest import DOCS, SNIPPETS
+from conftest import DOCS, SNIPPETS, page_includes
 from sitebuild.code_pages import Library, page
 
 MODULES = sorted((SNIPPETS / "sdpa").rglob("*.py"))
@@ -148,3 +149,17 @@ def test_the_library_line_infers_no_loop():
     line = library.uses_line("from sdpa.ablation import run_ablation\n\nresult = run_ablation()\n")
     assert line.startswith("Library code used: [`run_ablation`][sdpa.ablation.run_ablation]")
     assert "loop" not in line
+
+
+@pytest.mark.parametrize("page", ["practice.md", "transfer.md", "tuning.md"])
+def test_the_loop_under_a_snippet_is_the_one_its_run_recorded(page, built_site, run_snippet):
+    """Under a snippet's output, the loop that trained it is the one an optimiser-step hook
+    recorded while it ran (``sdpa.runtime.loops``), linked to its heading here; a snippet
+    that stepped no optimiser (the gradients at initialisation; the head-count study, which
+    only the full profile runs) shows none."""
+    trained = [run_snippet(snippet).trained for snippet in page_includes()[page]]
+    stem = page.removesuffix(".md")
+    lines = re.findall(r'<p class="sdpa-uses">The loop that trained it: (.*?)</p>',
+                       (built_site / stem / "index.html").read_text(), re.S)
+    assert len(lines) == sum(map(bool, trained)), (lines, trained)
+    assert all('href="../code/training/#sdpa.training.train"' in line for line in lines), lines

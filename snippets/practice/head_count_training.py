@@ -8,7 +8,7 @@ recorded steps) at each rate, and the rate with the lowest mean. A design rule t
 heads comparable should let one rate serve every split: the lines under the table compare the
 rate best for one head with each head count's own best, paired by seed, with intervals.
 
-It trains 160 small models (about a minute of one CPU core), so only the full profile runs
+It trains 160 small models (tens of seconds of one CPU core), so only the full profile runs
 it; a quick build prints that the full build decides it.
 """
 

@@ -58,8 +58,10 @@ def test_soft_capping_shrinks_the_mean_gradient_but_grows_most_rows(run_snippet,
             # ... but in most rows it grows it (more than four standard errors above one half),
             claim.above(f"{where}: share of rows capped larger, less 4 SE",
                         capped["capped_larger"] - 4 * capped["capped_larger_se"], 0.5)
-            # and the median row's by more than 3x at 20 and three orders of magnitude beyond.
-            factor = 3 if spread == 20.0 else 1e3
+            # and the median row's by more than 3x at 20 and two orders of magnitude beyond
+            # ("three orders": at spread 50 under cap 30, a margin of 2.8 over sixteen
+            # independent seed blocks, the uncapped median row's Jacobian being a few millionths)
+            factor = 3 if spread == 20.0 else 1e2
             claim.above(f"{where}: median Jacobian, capped / plain",
                         capped["jacobian_median"] / plain["jacobian_median"], factor, log=True)
     for spread in (20.0, 50.0, 100.0):  # the uncapped mean is carried by a few rows

@@ -211,8 +211,9 @@ def test_the_block_without_the_factor_ends_above_the_scaled_block(run_snippet, c
 @pytest.mark.claims
 @QUICK_ONLY
 def test_a_learned_scale_falls_rather_than_grows(run_snippet, claim):
-    """The list under the learned scale's table: above the best rate, in every learned run
-    that did not diverge, the scale ends below its start. Under Adam at two grid steps above
+    """The list under the learned scale's table, which prints per row in how many runs the
+    scale ends below its start: above the best rate the learned scale falls rather than grows
+    (its runs' geometric mean end / start below one). Under Adam at two grid steps above
     (one step above it ends just under its start: a margin of 1.6 over offsets 0-19); under
     SGD at one (at two, every run diverges on most seed blocks, which left the claim empty
     there). Most runs must train, so that the claim is never about no run at all."""
@@ -223,8 +224,9 @@ def test_a_learned_scale_falls_rather_than_grows(run_snippet, claim):
         kept = ~r["diverged"]
         claim.above(f"{optimizer}, {steps} grid steps above: runs that trained, of {len(kept)}",
                     int(kept.sum()), len(kept) / 2)
-        claim.below(f"{optimizer}, {steps} grid steps above: largest end / start",
-                    r["scale_ratio"][kept].max().item(), 1, log=True)
+        # the runs' geometric mean (their largest had a margin of 3.0 over sixteen blocks)
+        claim.below(f"{optimizer}, {steps} grid steps above: end / start, geometric mean",
+                    r["scale_ratio"][kept].log().mean().exp().item(), 1, log=True)
 
 
 def test_every_confirmed_setting_is_reported(planes):

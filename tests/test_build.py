@@ -225,7 +225,7 @@ def test_the_build_report_gives_each_studys_seeds_as_the_full_profile_has_them()
     text = " ".join((DOCS / "build-report.md").read_text().split())
     for words in ("the failure-modes ablation, the temperature study and the QK-norm sweep on five "
                   "seeds each, and the practice page's block split into more heads on five seeds",
-                  "Every tuned setting of the recall task is chosen on three seeds and confirmed on "
+                  "Every tuned setting of the tuning page's recall task is chosen on three seeds and confirmed on "
                   "seven fresh ones",
                   "The language model's settings are chosen on three seeds and confirmed on eight "
                   "fresh ones"):

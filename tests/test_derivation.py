@@ -17,15 +17,16 @@ pytestmark = pytest.mark.claims
 def test_score_std_is_sqrt_dk_within_five_standard_errors(run_snippet, claim):
     rows = run_snippet("derivation/score_std.py").namespace["result"]
     assert [r["d_k"] for r in rows] == [8, 16, 32, 64, 128, 256, 512]
-    n = survey.SPREAD_TOKENS
     for r in rows:
         # The estimate varies mostly through the mean squared norm of the n queries and of the
-        # n keys: a relative standard error of about 1/sqrt(n d_k) (1.1% at d_k = 8).
-        se = 1 / math.sqrt(n * r["d_k"])
+        # n keys (1/sqrt(n d_k), 1.1% at d_k = 8), and through the scores' scatter (1/(2 n^2) in
+        # the square: left out, "scaled std = 1 at 256 and 512" had margins of 3.3 over
+        # sixteen independent blocks, against 4.5-5 derived)
+        se = survey.spread_se(r["d_k"])
         d_k = r["d_k"]
         claim.near(f"unscaled std = sqrt(d_k) at {d_k}", r["std_unscaled"], math.sqrt(d_k), rel=5 * se)
         claim.near(f"scaled std = 1 at {d_k}", r["std_scaled"], 1.0, rel=5 * se)
-        assert 5 * se <= 0.056  # the page: "at most 5.6%"
+        assert 5 * se < 0.0565  # the page: "at most 5.6%"
 
 
 def test_scaled_scores_converge_to_the_normal_as_dk_grows(run_snippet, claim):

@@ -40,12 +40,13 @@ def test_logit_growth_at_high_lr(run_snippet, claim):
         c = curves[name]
         claim.above(f"{name}: final largest logit", c["mean"][-1], 100, log=True)
         claim.above(f"{name}: growth of the largest logit", c["mean"][-1] / c["mean"][0], 1e3, log=True)
-    for name in (QK, QK_NO_SCALE):  # within the bound, at every step and seed
+    # "never leaves the bound", at every step and seed ("in the tens at most", the largest over
+    # the seeds and steps, had a margin of 3.0 over sixteen independent blocks, 73-88: withdrawn)
+    for name in (QK, QK_NO_SCALE):
         c = curves[name]
         assert c["qk_norm"]
         for logits, bounds in zip(c["per_seed"], c["bound"]):
             assert all(z <= b * (1 + 1e-5) for z, b in zip(logits, bounds))
-        claim.below(f"{name}: largest logit, 'in the tens at most'", max(max(s) for s in c["per_seed"]), 100)
     cap = curves[CAP]
     assert max(max(s) for s in cap["per_seed"]) <= cap["softcap"] * (1 + 1e-6)
     # "grows, like the plain arm's (above: over 100), into the hundreds"

@@ -45,6 +45,7 @@ def expected() -> dict[str, list[str]]:
     lm = language.SIZES["full"]
     temperature = quick.temperature.experiment(quick.temperature.main_d_k)
     assert temperature.lrs == (1e-2,) and temperature.optimizer == "adam"
+    assert quick.temperature.seeds == full.temperature.seeds  # "on five seeds", in both builds
     return {
         "tuning.md": [
             rf"The full build measures ${len(us)} \times {len(adam_ws)}$ points under each "
@@ -86,8 +87,7 @@ def expected() -> dict[str, list[str]]:
             "It trains the recall head of the [failure-modes page](failure-modes.md#gradients-at-"
             f"initialisation) with {temperature.n_pairs} pairs, $d_{{\\text{{model}}}} = "
             f"{temperature.d_model}$ and unit initialisation, under Adam at $10^{{-2}}$ for "
-            f"{quick.temperature.steps} steps (the quick build {n(len(quick.temperature.seeds))} "
-            f"seeds, the full build {n(len(full.temperature.seeds))}).",
+            f"{quick.temperature.steps} steps, on {n(len(quick.temperature.seeds))} seeds.",
         ],
         "language-model.md": [
             f"The full build compares {n(len(lm.u_steps) - 1)} spreads at once, so each interval "

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from sdpa import survey
 from sdpa.attention import Scale
 
 #: Every test here checks what the page says about a measured quantity.
@@ -42,8 +43,8 @@ def test_sqrt_dk_is_comparable_across_dk_a_fixed_temperature_is_not(run_snippet,
     scaled = {r["d_k"]: r for r in rows if not r["fixed"]}
     fixed = {r["d_k"]: r for r in rows if r["fixed"]}
     for d_k, r in scaled.items():
-        # The derivation's spread: relative standard error about 1/sqrt(1000 d_k).
-        claim.near(f"scaled std 1 at {d_k}", r["std"], 1.0, rel=5 / math.sqrt(1000 * d_k))
+        # The derivation's spread and its relative standard error.
+        claim.near(f"scaled std 1 at {d_k}", r["std"], 1.0, rel=5 * survey.spread_se(d_k))
         assert fixed[d_k]["std"] == pytest.approx(r["std"] * math.sqrt(d_k) / fixed_t, rel=1e-5)
     wide = [r["max_weight"] for r in scaled.values()]  # every d_k, from 4 up
     mean = sum(wide) / len(wide)

@@ -49,8 +49,8 @@ figure = sdpa.Figure(
     caption=f"Attention entropy of each head during training at learning rate {result['lr']:g} "
     "(seed 0; colours: heads, solid layer 1, dashed layer 2).",
     alt="Two panels of attention entropy against training step, four heads each. Left "
-    "(1/sqrt(d_k)): the two first-layer curves fall to zero, the second-layer ones to about "
-    "a third of their start. Right (QK-norm): all curves stay well above zero.",
+    "(1/sqrt(d_k)): the two first-layer curves fall to zero, the second-layer ones fall less "
+    "and stay above zero. Right (QK-norm): all curves stay well above zero.",
     ncols=2,
     size=(7.2, 3.2),
     sharey=True,

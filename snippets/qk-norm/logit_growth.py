@@ -55,10 +55,10 @@ figure = sdpa.Figure(
     "qk-norm-logit-growth",
     caption=f"The largest attention logit during training at learning rate {result['lr']:g} "
     "(log scale; line: mean over seeds, band: their range). Without a normaliser it grows by "
-    "orders of magnitude; with QK-norm it stays in the tens at most, within the bound.",
+    "orders of magnitude; with QK-norm it never leaves the bound that the norms and gains set.",
     alt="Line plot, log scale, of the largest attention logit against the training step for "
     "five arms. The 1/sqrt(d_k) and no-scale lines climb steeply, to hundreds and thousands; "
-    "the two QK-norm lines stay below a hundred; the soft-cap line rises and flattens at the cap.",
+    "the two QK-norm lines stay low and flat; the soft-cap line rises and flattens at the cap.",
     size=(5.6, 3.5),
 )
 with figure as ax:

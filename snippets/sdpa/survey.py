@@ -46,6 +46,17 @@ def factor(rule: Scale, d_k: int, init: str = "unit") -> float:
     return rule.factor(d_k) * INITS[init]
 
 
+def spread_se(d_k: int) -> float:
+    """The relative standard error of :func:`spread`, from the Wishart moments of Q^T Q and K^T K.
+
+    With n queries and n keys, ||Q K^T||_F^2 has mean n^2 d_k and variance
+    4 n^3 d_k + 2 n^2 d_k^2 + 2 n^2 d_k, so the variance estimate has a relative variance of
+    about 4/(n d_k) + 2/n^2 and its square root a quarter of that.
+    """
+    n = SPREAD_TOKENS
+    return math.sqrt(1 / (n * d_k) + 1 / (2 * n * n))
+
+
 @runtime.memo
 def spread(d_k: int) -> float:
     """The standard deviation of the 10^6 scores of 1,000 queries against 1,000 keys."""

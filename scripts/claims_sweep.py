@@ -17,6 +17,11 @@ repository it lives in:
     python scripts/claims_sweep.py --blocks 1-10 --jobs 2        # two blocks at a time
     python scripts/claims_sweep.py --blocks 1,2,3 --profile full
     python scripts/claims_sweep.py --blocks 1-10 tests/test_tuning.py   # extra pytest args
+    python scripts/claims_sweep.py --blocks 1-10 tests/test_qk_norm.py::test_head_entropy_collapse
+
+With pytest arguments (a test file, a test, ``-k``), each block passes ``--only-read``: only
+the snippets the chosen tests read run, each when a test reads it, not every snippet of
+their pages.
     python scripts/claims_sweep.py --blocks 11-20 --record --settled-on "offsets 0-19, blocks 1-10"
     python scripts/claims_sweep.py --blocks 11-20 --from bench/results/claims-sweep --record ...
 
@@ -142,7 +147,8 @@ def run_block(block: int, profile: str, pytest_args: list[str], keep: Path) -> R
     with tempfile.TemporaryDirectory(prefix=f"claims-sweep-{block}-") as folder:
         xml = Path(folder) / "junit.xml"
         command = [sys.executable, "-m", "pytest", "-m", "claims", "-p", "no:cacheprovider", "-q",
-                   "--seed-offset", str(block * names.SEED_BLOCK), f"--junitxml={xml}", *pytest_args]
+                   "--seed-offset", str(block * names.SEED_BLOCK), f"--junitxml={xml}",
+                   *(["--only-read"] if pytest_args else []), *pytest_args]
         env = names.environment({names.PROFILE: profile})
         start = time.perf_counter()
         try:

@@ -40,7 +40,7 @@ import time
 import traceback
 import types
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Callable
@@ -573,6 +573,8 @@ def run_plan(plan: Plan, jobs: int | None = None, say: Callable[[str], None] = p
 def main(argv: list[str] | None = None) -> int | str:
     parser = argparse.ArgumentParser(prog="python -m sitebuild.execute", description=__doc__.split("\n")[0])
     parser.add_argument("pages", nargs="*", help="pages under docs/ (default: every page)")
+    parser.add_argument("--snippet", action="append", default=[], metavar="X/Y.PY",
+                        help="only this snippet (under snippets/, as a page includes it; repeatable)")
     parser.add_argument("--store", type=Path, help=f"the store's folder (default: {env.STORE}, else .cache/store)")
     parser.add_argument("--jobs", type=int, help=f"worker processes (default: {env.JOBS}, else the CPU cores)")
     parser.add_argument("-f", "--config-file", default=str(REPO / "mkdocs.yml"), help="the site's mkdocs.yml")
@@ -581,7 +583,12 @@ def main(argv: list[str] | None = None) -> int | str:
 
     env.export(**({env.STORE: str(args.store.resolve())} if args.store else {}))
     try:
-        run_plan(plan(load_config(args.config_file), args.pages or None), args.jobs, lambda x: print(x, flush=True))
+        chosen = plan(load_config(args.config_file), args.pages or None)
+        if args.snippet:  # those snippets alone (a test that reads only them), no notebook
+            files = {f"snippets/{snippet}" for snippet in args.snippet}
+            kept = {page: [s for s in found if s.file in files] for page, found in chosen.jobs.items()}
+            chosen = replace(chosen, jobs={page: found for page, found in kept.items() if found}, notebooks={})
+        run_plan(chosen, args.jobs, lambda x: print(x, flush=True))
     except CodeChanged as error:
         return str(error)
     return 0

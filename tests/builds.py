@@ -230,7 +230,7 @@ def pytest_collection_finish(session):
     if _session().process is None:
         if any("parallel_site" in names or "built_site" in names and not env.built_site() for names in uses):
             build_site(_session())
-        else:
+        elif not session.config.getoption("--only-read"):  # with it, each snippet runs when read
             _session().run_pages(_session().missing(set().union(*map(declared_pages, session.items))))
 
 

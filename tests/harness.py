@@ -1,12 +1,12 @@
 """The test session reads the store: every snippet runs once, into it, and each test reads its run.
 
-A pytest plugin (``tests/conftest.py`` loads it; ``tests/builds.py`` is the session's site).
-Each test declares the pages whose snippets it reads (its file's: ``tests/test_failure_modes.py``
-for ``docs/failure-modes.md``; a ``snippet`` or ``page`` parameter's; ``@pytest.mark.pages``).
-What the store lacks of them runs once, in two workers (the session's site build, else
-``python -m sitebuild.execute PAGE ...``); before each test its pages' runs are read from the
-store. An undeclared page, a name a run lacks, a snippet that failed (a failure stored before
-this session runs again): each fails the test, saying why."""
+A pytest plugin (``tests/conftest.py`` loads it; ``tests/builds.py`` is the session's site). Each
+test declares the pages whose snippets it reads (its file's: ``tests/test_failure_modes.py`` for
+``docs/failure-modes.md``; a ``snippet`` or ``page`` parameter's; ``@pytest.mark.pages``). What the
+store lacks of them runs once, in two workers (the session's site build, else ``python -m
+sitebuild.execute PAGE ...``), before the test; with ``--only-read`` (a sweep of one test) a snippet
+runs alone when a test reads it. An undeclared page, a name a run lacks, a snippet that failed (a
+failure stored before this session runs again): each fails the test, saying why."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ _config: list = [None]
 def pytest_addoption(parser):
     parser.addoption("--seed-offset", type=int, default=None, metavar="N", help="add N to every seed the snippets, "
                      f"the library and the notebook draw (sets {env.SEED_OFFSET}); with -m claims, reruns every claim")
+    parser.addoption("--only-read", action="store_true", help="run only the snippets the tests read, each when read")
 
 
 def pytest_configure(config):
@@ -121,11 +122,11 @@ class Session:
         return self.plan.record(execute.Snippet(page_of(snippet) or "", f"snippets/{snippet}", source))
 
     def missing(self, pages) -> list[str]:
-        """The pages whose snippets' runs the store lacks (a failure stored before this session is none)."""
+        """The pages (or snippets, ``x/y.py``) whose runs the store lacks (an older session's failure: none)."""
         def ran(path: Path) -> bool:
             return path.exists() or (failed := execute.failed(path)).exists() and failed.stat().st_mtime >= self.started
 
-        return sorted(page for page in pages if not all(ran(self.record(s)) for s in page_includes()[page]))
+        return sorted(page for page in pages if not all(ran(self.record(s)) for s in page_includes().get(page, [page])))
 
     def start(self, command: list[str], **changes: str) -> None:
         self.process = start(command, self.root / "output.txt", env=env.environment(changes))
@@ -133,13 +134,15 @@ class Session:
     def run_pages(self, pages: list[str]) -> None:
         if pages:
             say(f"running the snippets of {', '.join(pages)} in two workers (the store lacks them)")
-            self.start([sys.executable, "-m", "sitebuild.execute", "--jobs", WORKERS, *pages])
+            named = [f"--snippet={page}" if page.endswith(".py") else page for page in pages]
+            self.start([sys.executable, "-m", "sitebuild.execute", "--jobs", WORKERS, *named])
 
     def output(self) -> str:
         return (self.root / "output.txt").read_text(errors="replace") if self.process else ""
 
     def wait_for(self, page: str) -> None:
-        """Until the store holds the runs of ``page``'s snippets (started if no process runs them)."""
+        """Until the store holds the runs of ``page``'s snippets, or of a snippet ``x/y.py`` (started if none runs)."""
+        where = f"snippets/{page}" if page.endswith(".py") else f"the snippets of docs/{page}"
         if not self.missing([page]):
             return
         if self.process is None or (self.process.poll() is not None and self.build is None):
@@ -149,10 +152,10 @@ class Session:
             time.sleep(0.05)
             if (seconds := time.monotonic() - waited) > told + 10:
                 told = seconds
-                say(f"waiting {seconds:.0f} s for the snippets of docs/{page}")
+                say(f"waiting {seconds:.0f} s for {where}")
         if self.missing([page]):
             pytest.fail(f"the session's run ended (exit status {self.process.returncode}) without the runs of "
-                        f"docs/{page}. What it printed:\n{self.output()[-4000:]}", pytrace=False)
+                        f"{where}. What it printed:\n{self.output()[-4000:]}", pytrace=False)
 
     def run_snippet(self, snippet: str, item) -> SnippetRun:
         page = page_of(snippet)
@@ -162,7 +165,7 @@ class Session:
             pytest.fail(f'{item.nodeid} reads snippets/{snippet} but does not declare its page: mark it '
                         f'@pytest.mark.pages("{page}") (tests/harness.py)', pytrace=False)
         if snippet not in self.runs:
-            self.wait_for(page)
+            self.wait_for(snippet if _config[0].getoption("--only-read") else page)
             record = execute.read(path := self.record(snippet), self.started)
             failure = SnippetFailure(**record["failure"]) if record["failure"] else None
             data = {} if failure else pickle.loads(path.with_suffix(".pickle").read_bytes())
@@ -193,5 +196,5 @@ def pytest_runtest_setup(item):
     if marker is not None and env.profile() not in marker.args:
         pytest.skip(f"a claim of the {' and '.join(marker.args)} profile's experiment sizes; this run's profile "
                     f"is {env.profile()} (set SDPA_PROFILE)")
-    for page in sorted(declared_pages(item)):
+    for page in sorted(declared_pages(item)) if not item.config.getoption("--only-read") else []:
         SESSION.wait_for(page)

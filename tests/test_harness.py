@@ -97,6 +97,23 @@ time.sleep(600)
 """
 
 
+def test_a_sweep_of_one_test_runs_only_the_snippets_it_reads(tmp_path):
+    """``--only-read`` (what ``scripts/claims_sweep.py`` passes with a test's name): of the
+    derivation page's snippets, only the one the test reads runs, into an empty store."""
+    probe = tmp_path / "test_probe.py"
+    probe.write_text('import pytest\n\n@pytest.mark.pages("derivation.md")\ndef test_probe(run_snippet):\n'
+                     '    assert run_snippet("derivation/score_std.py").namespace["result"]\n')
+    store = tmp_path / "store"
+    environment = env.environment({"PYTHONPATH": os.pathsep.join(str(p) for p in (REPO / "tests", REPO, SNIPPETS)),
+                                   env.STORE: str(store)})
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
+                           "--only-read", "--rootdir", str(tmp_path), str(probe)], cwd=REPO, env=environment,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(harness.page_includes()["derivation.md"]) > 5
+    assert len(list((store / "snippets").glob("*.json"))) == 1, "more than the snippet the test read ran"
+
+
 def _alive(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"

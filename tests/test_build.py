@@ -632,3 +632,14 @@ def test_zensical_yml_repeats_mkdocs_yml_and_lists_every_extension_the_hooks_add
     extensions = {"fences", "math"} | {name for name in hooks
                                        if hasattr(importlib.import_module(f"sitebuild.{name}"), "makeExtension")}
     assert {named(e).removeprefix("sitebuild.") for e in ours} == extensions
+
+
+def test_contributing_lists_every_sitebuild_module_with_its_lines():
+    """'What sitebuild keeps, and why': each module but the package's own, its length as it is
+    now, and the total."""
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    listed = {name: int(lines) for name, lines in re.findall(r"^\| `(\w+\.py)` \| (\d+) \|", text, re.M)}
+    lengths = {path.name: len(path.read_text(encoding="utf-8").splitlines())
+               for path in (REPO / "sitebuild").glob("*.py")}
+    assert listed == {name: n for name, n in lengths.items() if name != "__init__.py"}
+    assert f"`sitebuild/` is {sum(lengths.values()):,} lines" in text

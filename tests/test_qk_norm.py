@@ -56,8 +56,11 @@ def test_logit_growth_at_high_lr(run_snippet, claim):
 def test_head_entropy_collapse(run_snippet, claim):
     arms = run_snippet("qk-norm/entropy.py").namespace["result"]["arms"]
     claim.below("a 1/sqrt(d_k) head collapses: lowest final entropy", arms[BASE]["final_min"], 0.05)
-    # The lowest of 8 heads x 2 seeds ("a quarter of a nat" had a margin under 3: narrowed)
-    claim.above("every QK-norm head keeps a tenth of a nat", arms[QK]["final_min"], 0.1, log=True)
+    # "the mean head ends above half a nat" (6.97 on the log scale over 70 earlier draws). "Every
+    # QK-norm head keeps a tenth of a nat", the lowest of 8 heads x 2 seeds, failed at block 100
+    # (a head at 0.0002 nats; its margin over those draws: 1.75): withdrawn, and the page says a
+    # head can still collapse
+    claim.above("QK-norm's mean head ends above half a nat", arms[QK]["final_mean"], 0.5, log=True)
     # Without the factor, QK-norm starts far sharper than with it.
     claim.below("QK-norm without the factor starts sharper: entropy ratio",
                 arms[QK_NO_SCALE]["first_mean"] / arms[QK]["first_mean"], 0.5, log=True)

@@ -50,7 +50,7 @@ figure = sdpa.Figure(
     "(seed 0; colours: heads, solid layer 1, dashed layer 2).",
     alt="Two panels of attention entropy against training step, four heads each. Left "
     "(1/sqrt(d_k)): the two first-layer curves fall to zero, the second-layer ones fall less "
-    "and stay above zero. Right (QK-norm): all curves stay well above zero.",
+    "and stay above zero. Right (QK-norm): most curves stay well above zero.",
     ncols=2,
     size=(7.2, 3.2),
     sharey=True,

@@ -45,7 +45,9 @@ def test_folding_needs_the_optimiser_specific_learning_rate(run_snippet, claim):
         # the identity, bit for bit: the rule's arm trained alone (Adam: epsilon / s too)
         assert r["retraces"], f"{optimizer}: the folded head with the rule's rate retraces the reference"
         claim.above(f"{optimizer}: unchanged rates change the run", r["naive"]["max_difference"], 1.0, log=True)
-        claim.above(f"{optimizer}: the other optimiser's rule changes it", r["other"]["max_difference"], 0.3, log=True)
+        # "more than a tenth of a nat" (Adam at "more than 0.3 nats": 3.2-3.9 over four sweeps of
+        # independent blocks, 3.5 over 52 of them pooled)
+        claim.above(f"{optimizer}: the other optimiser's rule changes it", r["other"]["max_difference"], 0.1, log=True)
         claim.above(f"{optimizer}: the reference learns", r["reference"]["final_accuracy"], 0.9)
         naive_end = abs(r["naive"]["final_loss"] - r["reference"]["final_loss"])
         claim.above(f"{optimizer}: the naive fold ends far away", naive_end, 0.5, log=True)

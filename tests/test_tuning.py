@@ -212,11 +212,12 @@ def test_the_block_without_the_factor_ends_above_the_scaled_block(run_snippet, c
 @QUICK_ONLY
 def test_a_learned_scale_falls_rather_than_grows(run_snippet, claim):
     """The list under the learned scale's table, which prints per row in how many runs the
-    scale ends below its start: above the best rate the learned scale falls rather than grows
-    (its runs' geometric mean end / start below one). Under Adam at two grid steps above
-    (one step above it ends just under its start: a margin of 1.6 over offsets 0-19); under
-    SGD at one (at two, every run diverges on most seed blocks, which left the claim empty
-    there). Most runs must train, so that the claim is never about no run at all."""
+    scale ends below its start: above the best rate the learned scale falls rather than grows,
+    in most of the runs that trained. Under Adam at two grid steps above; under SGD at one (at
+    two, every run diverges on most seed blocks, which left the claim empty there). Most runs
+    must train, so that the claim is never about no run at all. (The runs' geometric mean end /
+    start below one had a margin of 3.3-3.6 over three sweeps of independent blocks, 3.4 over
+    36 of them pooled: the share of runs, always 1 over 86 stored draws, replaced it.)"""
     rows = {(r["optimizer"], r["steps_above"]): r
             for r in run_snippet("tuning/learned_scale.py").namespace["result"] if r["learned"]}
     for optimizer, steps in (("adam", 2), ("sgd", 1)):
@@ -224,9 +225,8 @@ def test_a_learned_scale_falls_rather_than_grows(run_snippet, claim):
         kept = ~r["diverged"]
         claim.above(f"{optimizer}, {steps} grid steps above: runs that trained, of {len(kept)}",
                     int(kept.sum()), len(kept) / 2)
-        # the runs' geometric mean (their largest had a margin of 3.0 over sixteen blocks)
-        claim.below(f"{optimizer}, {steps} grid steps above: end / start, geometric mean",
-                    r["scale_ratio"][kept].log().mean().exp().item(), 1, log=True)
+        claim.above(f"{optimizer}, {steps} grid steps above: share of trained runs that end below the start",
+                    (r["scale_ratio"][kept] < 1).float().mean().item(), 0.5)
 
 
 def test_every_confirmed_setting_is_reported(planes):

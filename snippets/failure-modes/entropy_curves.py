@@ -22,7 +22,7 @@ figure = sdpa.Figure(
     caption="Mean attention entropy of the query row against step, same runs and layout as the "
     f"loss figure. Dotted: a uniform row, ln {n_pairs}.",
     alt="Six panels of entropy curves. The unscaled arm starts well below the uniform line; the "
-    "1/sqrt(d_k) and 1/d_k arms start near it and fall as training proceeds.",
+    "1/sqrt(d_k) and 1/d_k arms start near it and most of them fall as training proceeds.",
     nrows=2,
     ncols=3,
     size=(10.2, 5.8),

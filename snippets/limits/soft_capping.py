@@ -93,7 +93,7 @@ figure = sdpa.Figure(
     "without a cap the mean "
     "is carried by the few rows whose top keys nearly tie.",
     alt="Left: log-scale curves against the logit spread. The uncapped mean stays above the capped "
-    "means, but the uncapped median falls far below the capped medians from a spread of about 10."
+    "means, but at the wider spreads the uncapped median falls far below the capped medians."
     " Right: the share of rows with a larger capped Jacobian rises from zero to above one half.",
     ncols=2,
     size=(7.6, 3.1),

@@ -5,8 +5,8 @@ Three heads see the same unit-variance inputs x (d_model = 512, d_k = 64):
 * scaled: W_Q, W_K ~ N(0, 1/d_model), logits (x W_Q)(x W_K)^T / sqrt(d_k);
 * folded: W_Q' = W_Q / sqrt(d_k), no factor in the attention;
 * T5: no factor either, W_Q ~ N(0, 1/(d_model d_kv)) and W_K ~ N(0, 1/d_model), the
-  initialisation Hugging Face's T5 code calls "Mesh TensorFlow initialization to avoid
-  scaling before softmax".
+  initialisation Hugging Face's T5 code calls "Mesh TensorFlow attention initialization
+  to avoid scaling before softmax".
 
 The folded head gives the scaled head's logits to float rounding; T5's head has fresh
 weights, so only its statistics agree.

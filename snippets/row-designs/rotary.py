@@ -1,7 +1,7 @@
 """Rotary embeddings leave the logits' spread unchanged at initialisation.
 
 RoPE turns each pair of q's and k's components by an angle proportional to the token's
-position, so the logit of a query at position m + offset and a key at position m is
+position, so the logit of a query at position i + offset and a key at position i is
 q·R(offset)k: a rotation, which keeps every norm. With independent, isotropic q and k,
 R(offset)k has the same distribution as k, so Var(q·k) stays d_k. We measure both, and,
 as the control where RoPE does act, a query equal to its key: q·R(offset)q shrinks on

@@ -15,7 +15,7 @@ What the full profile adds, and why:
   -1 under SGD: the unscaled start's best W_Q/W_K rate can be faster than the shared rate)
   at d_k = 16, 64 and 256, where the quick build measures a 3 x 3 grid at d_k = 64 alone;
   eight shared rates per point where it has three; choices on three seeds and
-  confirmations on seven fresh ones (quick: two and five);
+  confirmations on seven fresh ones (quick: two and seven);
 * the 4-head block's plane at d_k = 16 and 64 under both optimisers (quick: the rules'
   defaults at d_k = 16, Adam);
 * budgets of 600 and 3,000 steps, the shared rate re-tuned, at d_k = 64 under both

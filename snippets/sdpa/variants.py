@@ -48,7 +48,7 @@ def differential(z1: torch.Tensor, z2: torch.Tensor, lam: float | torch.Tensor) 
 
 def rotary(x: torch.Tensor, positions: torch.Tensor, base: float = 10_000.0) -> torch.Tensor:
     """Rotary position embedding (RoFormer; Llama's half-split layout): the pair of
-    components (j, j + d/2) of the vector at position m turns by the angle m * base^(-2j/d).
+    components (m, m + d/2) of the vector at position i turns by the angle i * base^(-2m/d).
     A rotation: every vector keeps its norm."""
     d = x.shape[-1]
     freqs = base ** (-torch.arange(0, d // 2, dtype=torch.float64) * 2 / d)

@@ -74,8 +74,8 @@ figure = sdpa.Figure(
     caption=f"Left: training loss with the scale fixed at 1/√d_k and learned from it (mean of "
     f"{n_seeds} seeds). Right, per seed: the learned scale (solid) and the largest raw score "
     "|q·k| (dashed), each relative to its start.",
-    alt="Left: two nearly coincident loss curves falling to near zero. Right: three flat solid "
-    "lines near 1 and three dashed lines rising to around ten on a log axis.",
+    alt="Left: two nearly coincident loss curves falling to near zero. Right: "
+    f"{n_seeds} flat solid lines near 1 and {n_seeds} dashed lines rising on a log axis.",
     ncols=2,
     size=(7.6, 3.1),
 )

@@ -150,11 +150,10 @@ def with_profile(html: str, profile: str, page, config, files) -> str:
         return f' (<a href="{url}">{text}</a>)' if url else ""
 
     if profile != "quick":
-        return html + (f'\n<p class="sdpa-profile">Every figure and table of this page was computed while the '
-                       f'site was built, with the full profile, the experiment sizes the published site is built '
-                       f'with{link(REPORT, "build report")}.</p>\n')
-    top = (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong> (the experiments at their small '
-           f'size): a verdict marked <em>full profile</em> is decided by the full build, which the published site '
-           f'uses{link(config.extra.get(DECIDES, REPORT), "what the full build decides")}.</p>\n')
+        return html + (f'\n<p class="sdpa-profile">Computed while the site was built, at the full profile\'s '
+                       f'sizes{link(REPORT, "build report")}.</p>\n')
+    top = (f'<p class="sdpa-profile">Built with the <strong>quick profile</strong>: a verdict marked '
+           f'<em>full profile</em> is decided by the published full build'
+           f'{link(config.extra.get(DECIDES, REPORT), "what it decides")}.</p>\n')
     at = html.find("</h1>") + len("</h1>") if "</h1>" in html else 0
     return f"{html[:at]}\n{top}{html[at:].lstrip(chr(10))}"

@@ -173,7 +173,7 @@ def test_the_head_count_lines_read_the_table(run_snippet):
             said = ("it is the best rate" if best == one else
                     "it " + paired(loss[lrs.index(one)].tolist(), loss[lrs.index(best)].tolist(),
                                    log=True).compared())
-            assert f"at {heads} heads {said}" in run.output
+            assert f"| {said} |" in run.output
     for heads in result["heads"]:
         loss = result["losses"][heads][Scale.INV_SQRT]  # (rates, seeds)
         best = lrs.index(result["best"][heads, Scale.INV_SQRT])

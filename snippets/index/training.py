@@ -10,6 +10,7 @@ learning rate serves every head size under 1/sqrt(d_k), the transfer page's answ
 
 import math
 
+import sdpa
 from sdpa.attention import Scale
 from sdpa.plane import run_spreads
 from sdpa.sizes import sizes
@@ -34,11 +35,13 @@ result = unscaled_reading(sizes().plane)
 spreads = by_spread(STUDY)
 tuned = "the shared rate" if STUDY.w_steps == (0,) else "the shared and the W_Q/W_K rate"
 print(result)
-print(f"By starting spread σ_z (one head, d_k = {STUDY.d_k}, Adam, {tuned} tuned for each rule; "
-      f"this build: {len(STUDY.plane.confirm_seeds)} fresh seeds, 95% t intervals of the ratio), "
-      "the head without the factor:\n\n"
-      + "\n".join(f"- at σ_z = {x:.3g}{f' ({name})' if name else ''}: {interval.compared()}"
-                  for x, name, interval in spreads) + "\n")
+print(sdpa.markdown_table(
+    ["starting spread σ_z", "the head without the factor"],
+    [(f"{x:.3g}{f' ({name})' if name else ''}", interval.compared())
+     for x, name, interval in spreads],
+    align="ll",
+    caption=f"By starting spread: one head, d_k = {STUDY.d_k}, Adam, {tuned} tuned for each rule; "
+    f"this build: {len(STUDY.plane.confirm_seeds)} fresh seeds, 95% t intervals of the ratio."))
 
 
 def one_rate(plane):

@@ -48,15 +48,16 @@ if STUDY is not None:
         said = []
         for h in STUDY.heads[1:]:
             loss, best = result["losses"][h][rule], result["best"][h, rule]
-            said.append(f"at {h} heads it is the best rate" if best == lr else f"at {h} heads it "
-                        + paired(loss[STUDY.lrs.index(lr)], loss[STUDY.lrs.index(best)],
-                                 log=True).compared())
-        return (f"{rule.label}: the rate best for one head ({lr:g}), against each head count's "
-                "own best: " + "; ".join(said))
+            said.append("it is the best rate" if best == lr else "it " + paired(
+                loss[STUDY.lrs.index(lr)], loss[STUDY.lrs.index(best)], log=True).compared())
+        return (rule.label, f"{lr:g}", *said)
 
-    print("\nOne rate for every head count? (95% t intervals of the ratio of the final losses, "
-          f"paired over {len(STUDY.seeds)} seeds):\n\n"
-          + "\n".join(f"- {one_rate(rule)}" for rule in STUDY.rules) + "\n")
+    print(sdpa.markdown_table(
+        ["logits", "best rate for one head", *[f"that rate at {h} heads" for h in STUDY.heads[1:]]],
+        [one_rate(rule) for rule in STUDY.rules], align="l" * (len(STUDY.heads) + 1),
+        caption="One rate for every head count? The rate best for one head against each head "
+        "count's own best: the ratio of the final losses, paired over "
+        f"{len(STUDY.seeds)} seeds, with its 95% t interval."))
 
     def ends_over_best(heads):
         """Each end of the grid minus the scaled block's best rate: the loss difference,

@@ -108,7 +108,8 @@ print(
             ("‖∇W_Q‖, ‖∇W_K‖ orders of magnitude below ‖∇W_V‖",
              f"median ‖∇W_Q‖/‖∇W_V‖ over steps 0–{EARLY} (worst seed), unit init, Adam: "
              + per_dim("adam", "unit", "ratio_median")
-             + "; SGD: " + per_dim("sgd", "unit", "ratio_median")
+             + "; default init, Adam: " + per_dim("adam", "default", "ratio_median")
+             + "; unit init, SGD: " + per_dim("sgd", "unit", "ratio_median")
              + f"; lowest over all arms: {sdpa.fmt(min(r['ratio_median'] for r in rows))}"
              + f". Single batches can dip to {sdpa.fmt(min(r['ratio_min'] for r in rows))}",
              v[("gradients", "all")]),

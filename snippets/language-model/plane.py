@@ -84,7 +84,8 @@ print(sdpa.markdown_table(
     [(c["label"], f"{c['loss'].mean():.3f} ± {c['loss'].std():.3f}", str(c["versus_best"]))
      for c in r["confirmed"]],
     caption=f"Stage 3 on {len(STUDY.confirm_seeds)} fresh seeds: every rule's default at the "
-    "shared rate (QK-norm + 1/√d_k too) and the plane's best point. Mean ± std; differences "
-    "paired by seed, with a 95% t interval, in nats per character. The verdict below compares "
-    "the model with and without the factor at each starting spread.",
+    "shared rate (QK-norm + 1/√d_k too) and the plane's best point; each row's best point is in "
+    "the verdict's table below. Mean ± std; differences paired by seed, with a 95% t interval, "
+    "in nats per character. The verdict below compares the model with and without the factor at "
+    "each starting spread.",
 ))

@@ -8,6 +8,8 @@ We also count the runs that learned the task (held-out loss below 0.2) and the l
 difference between the seeds of one learning rate.
 """
 
+import math
+
 import sdpa
 from sdpa.gpt import lr_sensitivity, run_gpt
 from sdpa.sizes import sizes
@@ -60,7 +62,8 @@ print(
         ],
         caption=f"Held-out loss after {QK_NORM_SWEEP.steps} steps, mean over "
         f"{len(QK_NORM_SWEEP.seeds)} seeds; the loss at initialisation is "
-        f"{sdpa.fmt(result['initial_loss'])} (ln {vocab}). Lower LR sensitivity means more "
+        f"{sdpa.fmt(result['initial_loss'])} (a uniform guess scores ln {vocab} ≈ "
+        f"{math.log(vocab):.2f}). Lower LR sensitivity means more "
         "forgiving. The last columns count the runs (rates × seeds) that learned the task, and "
         "give the largest difference between the seeds of one rate.",
     )

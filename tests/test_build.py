@@ -209,7 +209,8 @@ def test_the_claim_parts_on_record_are_the_sweeps_tables_they_name():
 def test_the_build_report_gives_each_studys_seeds_as_the_full_profile_has_them():
     """"Quick and full builds": five seeds for the ablation, the temperature study, the QK-norm
     sweep and the head-count split; three choice seeds and seven fresh ones for every tuned
-    setting of the recall task; three and eight for the language model's."""
+    setting of the recall task; three and eight for the language model's. The glossary's "full
+    profile" says the same."""
     from sdpa import language
     from sdpa.sizes import SIZES
 
@@ -230,6 +231,11 @@ def test_the_build_report_gives_each_studys_seeds_as_the_full_profile_has_them()
                   "The language model's settings are chosen on three seeds and confirmed on eight "
                   "fresh ones"):
         assert words in text, words
+    glossary = (REPO / "includes" / "glossary.md").read_text()
+    for words in ("confirms every tuned setting of the tuning page on seven fresh ones",
+                  "the language model's on three choice seeds and eight fresh ones",
+                  "Practice's block splits into more heads on five seeds"):
+        assert words in glossary, words
 
 
 def test_the_build_report_page_carries_the_records(built_site):

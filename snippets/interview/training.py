@@ -17,6 +17,8 @@ STUDY = sizes().spreads
 out, names = run_spreads(STUDY), {x: name for name, x in STUDY.named}
 tuned = "the shared rate" if STUDY.w_steps == (0,) else "the shared and the W_Q/W_K rate"
 result = unscaled_reading(sizes().plane)
+print("The u = 0 column keeps the unscaled start and tunes its own W_Q/W_K rate; its best point "
+      "is chosen on other seeds, so on the fresh ones it can end above the column's default.\n")
 print(result)
 print(sdpa.markdown_table(
     ["starting spread σ_z", "the head without the factor"],

@@ -1,5 +1,6 @@
-"""Does training fail without the factor? What this build measured, as home prints it
-(snippets/index/training.py; a test holds the two equal): the recall head without the factor
+"""Does training fail without the factor? What this build measured: the same reading and
+starting-spread table as home prints (snippets/index/training.py, which adds the transfer
+line; a test holds those two parts equal): the recall head without the factor
 against the 1/sqrt(d_k) default, each rule at its own best shared rate
 (``sdpa.tuning.unscaled_reading``, the lines under the tuning page's plane), and at each
 starting spread the two rules from the same weights, each tuned alike (``sdpa.plane.run_spreads``,
@@ -26,5 +27,7 @@ print(sdpa.markdown_table(
       paired(out.confirm[(Scale.NONE, x)], out.confirm[(Scale.INV_SQRT, x)], log=True).compared())
      for x in out.spreads],
     align="ll",
-    caption=f"By starting spread: one head, d_k = {STUDY.d_k}, Adam, {tuned} tuned for each rule; "
+    caption=f"By starting spread: one head, d_k = {STUDY.d_k}, Adam, {tuned} tuned for each rule"
+    + (" (so the 1/√d_k side may leave its default W_Q/W_K rate)" if STUDY.w_steps != (0,) else "")
+    + "; "
     f"this build: {len(STUDY.plane.confirm_seeds)} fresh seeds, 95% t intervals of the ratio."))

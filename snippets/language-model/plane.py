@@ -14,6 +14,7 @@ from sdpa.language import RULE_LABELS, language_study, run_language
 from sdpa.stats import paired
 
 STUDY = language_study()
+CHOICE = len(STUDY.choose_seeds)
 
 
 def plane(study):
@@ -46,7 +47,7 @@ print(sdpa.markdown_table(
     [(label, *[f"{x:.3f}" + (" ←" if lr == r["lr"] else "") for lr, x in zip(r["lrs"], row)])
      for label, row in zip(("no factor", "1/√d_k"), r["rate_loss"])],
     caption="Stage 1, the shared rate: both defaults at every rate, final held-out loss "
-    f"(geometric mean over the choice seeds, {len(STUDY.choose_seeds)}); ← the rate chosen for "
+    f"({CHOICE} choice seed{'s, geometric mean' if CHOICE > 1 else ''}); ← the rate chosen for "
     "both (the lowest mean log loss), used by every later run.",
 ))
 print(sdpa.markdown_table(

@@ -3,8 +3,8 @@
 The same sweep as the logit-growth figure (memoised, trained once per process). For
 each arm we take the held-out loss after training at every learning rate, averaged
 over the seeds, and compute Wortsman et al.'s LR sensitivity: the mean over learning
-rates of min(L(lr), L0) - L*, with L0 the loss at initialisation and L* the arm's best.
-We also count the runs that learned the task (held-out loss below 0.2) and the largest
+rates of min(L(lr), L0) - L*, with L0 the loss at initialisation and L* the arm's best over
+its rates. We also count the runs that learned the task (held-out loss below 0.2) and the largest
 difference between the seeds of one learning rate.
 """
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import functools
 import hashlib
 import importlib.util
@@ -33,7 +32,6 @@ import multiprocessing
 import os
 import re
 import select
-import signal
 import sys
 import threading
 import time
@@ -347,17 +345,6 @@ def _notebook_job(notebook: str, kwargs: dict, path: Path, expected: str, name: 
     _write(path, json.dumps({"html": html, "seconds": seconds, "device": device(), "torch": version("torch"),
                              "profile": env.profile()}).encode())
     return seconds
-
-
-def die_with_parent(parent: int) -> None:
-    """Have the kernel kill this process as soon as ``parent`` (its parent's pid before the
-    fork) ends: Linux's ``PR_SET_PDEATHSIG`` (1); a no-op elsewhere. For the test session."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux
-        return
-    if os.getppid() != parent:  # it ended before this process could ask
-        os._exit(1)
 
 
 _messages: list = []  # a worker's queue to the process that started it

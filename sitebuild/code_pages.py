@@ -12,7 +12,7 @@ extension that shows a class as one definition (its source holds its methods).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+import functools
 from pathlib import Path
 
 import griffe
@@ -28,71 +28,30 @@ def page(module: str) -> str:
     return SECTION if module == PACKAGE else f"code/{module.removeprefix(PACKAGE + '.').replace('.', '/')}.md"
 
 
-@dataclass
-class Module:
-    name: str  # sdpa.attention
-    defined: set[str] = field(default_factory=set)  # its top-level names
-    imported: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (module, its name there)
-
-    @classmethod
-    def read(cls, base: Path, path: Path) -> Module:
-        parts = list(path.relative_to(base).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        module = cls(".".join(parts))
-        package = module.name if path.name == "__init__.py" else module.name.rpartition(".")[0]
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ImportFrom):
-                for alias in node.names:
-                    module.imported[alias.asname or alias.name] = (_absolute(node, package), alias.name)
-            elif isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_HOMES"]:
-                # the package's names that load their module on first use: {"seed": "sdpa.runtime", ...}
-                module.imported.update({name: (home, name) for name, home in ast.literal_eval(node.value).items()})
-            module.defined.update(_defines(node))
-        return module
-
-
-def _defines(node: ast.stmt) -> list[str]:
-    """The names a top-level statement defines."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return [target.id for target in targets if isinstance(target, ast.Name)]  # as griffe documents them
-    return []
-
-
-def _absolute(node: ast.ImportFrom, package: str) -> str:
-    parts = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
-    return ".".join(parts + ([node.module] if node.module else []))
-
-
 class Library:
-    """The modules of the package under one of the snippet folders, as they are on disk."""
+    """The package under one of the snippet folders, as griffe reads it from disk now; the
+    names the package loads from their modules on first use (its ``_HOMES``: ``{"seed":
+    "sdpa.runtime", ...}``) as if it imported them."""
 
     def __init__(self, bases: list[Path]):
         base = next((base for base in bases if (base / PACKAGE / "__init__.py").is_file()), None)
-        paths = sorted((base / PACKAGE).rglob("*.py")) if base else []
-        self.modules = {module.name: module for module in (Module.read(base, path) for path in paths)}
-
-    def defined(self, module: str, name: str, depth: int = 0) -> tuple[Module, str] | None:
-        """The module that defines ``name`` as imported from ``module``, and its name there."""
-        found = self.modules.get(module)
-        if found is None or depth > 10:
-            return None
-        if name in found.defined:
-            return found, name
-        if name in found.imported:
-            return self.defined(*found.imported[name], depth=depth + 1)
-        return None
+        paths = (base / PACKAGE).rglob("*.py") if base else []
+        self.modules = {".".join(path.relative_to(base).with_suffix("").parts).removesuffix(".__init__")
+                        for path in paths}
+        self.package = griffe.load(PACKAGE, search_paths=[base], resolve_aliases=True) if base else None
+        homes = self.package.members.get("_HOMES") if base else None
+        self.homes = ast.literal_eval(str(homes.value)) if homes else {}
 
     def identifier(self, module: str, name: str) -> str | None:
         """The Code pages' identifier of ``name`` as imported from ``module``:
         ``sdpa.runtime.seed`` for ``("sdpa", "seed")``, a module's own name for a module."""
-        if f"{module}.{name}" in self.modules:
-            return f"{module}.{name}"
-        where = self.defined(module, name)
-        return f"{where[0].name}.{where[1]}" if where else None
+        path = f"{self.homes[name] if module == PACKAGE and name in self.homes else module}.{name}"
+        try:
+            found = self.package[path.removeprefix(f"{PACKAGE}.")]
+            found = found.final_target if found.is_alias else found
+        except (KeyError, griffe.AliasResolutionError, griffe.CyclicAliasError):
+            return None
+        return found.path if found.path.split(".")[0] == PACKAGE else None
 
     def used(self, source: str) -> dict[str, tuple[str, str]]:
         """The library names ``source`` uses, as written there (``scores``, ``sdpa.seed``),
@@ -136,6 +95,13 @@ class Library:
         """A Markdown line linking the library names ``source`` uses (autorefs' references)."""
         links = [f"[`{label}`][{identifier}]" for label, identifier in self.uses(source)]
         return f"Library code used: {' · '.join(links)}\n{{ .sdpa-uses }}" if links else ""
+
+
+@functools.cache
+def library(code: str, bases: tuple[Path, ...]) -> Library:
+    """The :class:`Library`, read once for each digest of the library's code (``code``): a
+    rebuild after an edit of prose reads it no more."""
+    return Library(list(bases))
 
 
 def link_uses(markdown: str, page: str, library: Library, bases: list[Path]) -> str:

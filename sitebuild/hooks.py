@@ -122,7 +122,7 @@ def _shared(config) -> str:
 
 def on_files(files, config):
     if files.get_file_from_path(code_pages.SECTION) is not None:  # the Code pages (docs/code/) are built
-        _build.library = code_pages.Library(_build.bases)
+        _build.library = code_pages.library(_build.plan.code, tuple(_build.bases))
     # A page is rendered again (``--dirty``: MkDocs asks ``is_modified``) when its mark, the
     # digest of all it reads (its file, its runs' keys, what every page reads), is not the one
     # the last build of this folder left, or a snippet of it ran now (a failure runs again).

@@ -14,7 +14,6 @@ Material's search leaves it out, and the snippet's name, on the tab, stays in).
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Callable
 
@@ -73,24 +72,17 @@ def stored_record(code: str, filename: str) -> dict:
     return record
 
 
-@functools.cache
-def _library(code: str):
-    from sitebuild import LIBRARY_ROOT, code_pages
-
-    return code_pages.Library([LIBRARY_ROOT])
-
-
 def stored_fence(source, language, css_class, options, md, **kwargs) -> str:
     """A python fence from the store, with the lines the hooks add under MkDocs: the library
     code it used and the loop that trained it (superfences' formatter, in zensical.yml)."""
     from markdown_exec._internal.rendering import MarkdownConverter
 
-    from sitebuild import execute
+    from sitebuild import LIBRARY_ROOT, code_pages, execute
 
     records = []
     html = render(source, options, md, lambda code, filename: records.append(stored_record(code, filename))
                   or records[-1]["output"])
     trained = " · ".join(f"[`{name}`][{name}]" for record in records for name in record.get("trained", []))
-    lines = [_library(execute.code()).uses_line(source),
+    lines = [code_pages.library(execute.code(), (LIBRARY_ROOT,)).uses_line(source),
              f"The loop that trained it: {trained}\n{{ .sdpa-uses }}" if trained else ""]
     return str(html) + "".join(str(MarkdownConverter(md).convert(line)) for line in lines if line)

@@ -1,11 +1,11 @@
 """The links from each executed snippet to the library code it uses, on the *Code* pages.
 
 The Code pages are mkdocstrings' (``docs/code/<module>.md``: ``::: sdpa.<module>``, every
-definition under its own heading, its source beside it). :func:`link_uses` writes a line
-under each executed snippet linking every library name it uses (``from sdpa.x import a``;
-``import sdpa``, then ``sdpa.f``) to the place where it is defined, as an mkdocs-autorefs
-reference (``[`a`][sdpa.x.a]``); the training loop that ran a snippet is recorded while it
-runs (``sdpa.runtime.loops``) and linked by the hooks. :class:`WholeClasses` is the griffe
+definition under its own heading, its source beside it). :func:`under_snippet` writes lines
+under each executed snippet linking the training loop that ran it (recorded while it runs:
+``sdpa.runtime.loops``) and every library name it uses (``from sdpa.x import a``; ``import
+sdpa``, then ``sdpa.f``) to the place where it is defined, as mkdocs-autorefs references
+(``[`a`][sdpa.x.a]``). :class:`WholeClasses` is the griffe
 extension that shows a class as one definition (its source holds its methods).
 """
 
@@ -17,7 +17,6 @@ from pathlib import Path
 
 import griffe
 
-from sitebuild.fences import executed_fences
 
 PACKAGE = "sdpa"
 SECTION = "code/index.md"  # the Code section's first page: the package itself
@@ -36,10 +35,10 @@ class Library:
     def __init__(self, bases: list[Path]):
         base = next((base for base in bases if (base / PACKAGE / "__init__.py").is_file()), None)
         paths = (base / PACKAGE).rglob("*.py") if base else []
-        self.modules = {".".join(path.relative_to(base).with_suffix("").parts).removesuffix(".__init__")
-                        for path in paths}
-        self.package = griffe.load(PACKAGE, search_paths=[base], resolve_aliases=True) if base else None
-        homes = self.package.members.get("_HOMES") if base else None
+        names = (".".join(path.relative_to(base).with_suffix("").parts) for path in paths)
+        self.modules = {name.removesuffix(".__init__") for name in names}
+        self.package = base and griffe.load(PACKAGE, search_paths=[base], resolve_aliases=True)
+        homes = self.package and self.package.members.get("_HOMES")
         self.homes = ast.literal_eval(str(homes.value)) if homes else {}
 
     def identifier(self, module: str, name: str) -> str | None:
@@ -94,7 +93,18 @@ class Library:
     def uses_line(self, source: str) -> str:
         """A Markdown line linking the library names ``source`` uses (autorefs' references)."""
         links = [f"[`{label}`][{identifier}]" for label, identifier in self.uses(source)]
-        return f"Library code used: {' · '.join(links)}\n{{ .sdpa-uses }}" if links else ""
+        return f"Library code used: {' · '.join(links)}" if links else ""
+
+
+def under_snippet(source: str, trained: list[str], library: Library | None) -> list[str]:
+    """The Markdown lines under an executed snippet: the loop that trained it, if its run
+    stepped an optimiser (recorded while it ran: ``sdpa.runtime.loops``), then the library
+    code it uses, each name an autorefs reference to its heading on the Code pages (plain
+    names, and no library line, where the site has no Code pages)."""
+    loops = " · ".join(f"[`{name}`][{name}]" if library else f"`{name}`" for name in trained)
+    texts = [f"The loop that trained it: {loops}" if loops else "",
+             library.uses_line(source) if library else ""]
+    return [line for text in texts if text for line in ("", text, "{ .sdpa-uses }")]
 
 
 @functools.cache
@@ -102,20 +112,6 @@ def library(code: str, bases: tuple[Path, ...]) -> Library:
     """The :class:`Library`, read once for each digest of the library's code (``code``): a
     rebuild after an edit of prose reads it no more."""
     return Library(list(bases))
-
-
-def link_uses(markdown: str, page: str, library: Library, bases: list[Path]) -> str:
-    """Under each executed fence of ``markdown``, the line of library links (``page``: unused,
-    autorefs makes each link relative to the page it lands on)."""
-    lines = markdown.split("\n")
-    for fence in reversed(executed_fences(markdown)):
-        if len(fence.includes) != 1:
-            continue
-        path = next((base / fence.includes[0][1] for base in bases if (base / fence.includes[0][1]).is_file()), None)
-        uses = library.uses_line(path.read_text()) if path else ""
-        if uses:
-            lines[fence.last:fence.last] = [""] + [fence.indent + line for line in uses.split("\n")]
-    return "\n".join(lines)
 
 
 class WholeClasses(griffe.Extension):

@@ -82,7 +82,7 @@ def stored_fence(source, language, css_class, options, md, **kwargs) -> str:
     records = []
     html = render(source, options, md, lambda code, filename: records.append(stored_record(code, filename))
                   or records[-1]["output"])
-    trained = " · ".join(f"[`{name}`][{name}]" for record in records for name in record.get("trained", []))
-    lines = [code_pages.library(execute.code(), (LIBRARY_ROOT,)).uses_line(source),
-             f"The loop that trained it: {trained}\n{{ .sdpa-uses }}" if trained else ""]
-    return str(html) + "".join(str(MarkdownConverter(md).convert(line)) for line in lines if line)
+    library = code_pages.library(execute.code(), (LIBRARY_ROOT,))
+    trained = [name for record in records for name in record["trained"]]
+    added = "\n".join(code_pages.under_snippet(source, trained, library))
+    return str(html) + (str(MarkdownConverter(md).convert(added)) if added else "")

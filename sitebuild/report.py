@@ -55,13 +55,18 @@ def digests(config, plan) -> dict:
     build reads (the pages, the snippets and includes, the build's code, ``mkdocs.yml``, the
     records the build report prints: a site built before a record changed is not this one)."""
     digest = hashlib.sha256()
-    roots = [Path(config.config_file_path), Path(config.docs_dir), Path(__file__).parent, RECORDS_DIR,
-             *(Path(base) for base in config.mdx_configs["pymdownx.snippets"]["base_path"])]
+    hash_files(digest, [Path(config.config_file_path), Path(config.docs_dir), Path(__file__).parent, RECORDS_DIR,
+                        *(Path(base) for base in config.mdx_configs["pymdownx.snippets"]["base_path"])])
+    return {"code": plan.code, "context": dict(env.run_context(plan.device)), "sources": digest.hexdigest()}
+
+
+def hash_files(digest, roots: list[Path]) -> None:
+    """Add to ``digest`` the name and the bytes of every file under ``roots`` (a file stands
+    for itself), in order."""
     for root in sorted({root.resolve() for root in roots}):
         for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
             if path.is_file() and "__pycache__" not in path.parts:
                 digest.update(f"{path.relative_to(root.parent)}".encode() + b"\0" + path.read_bytes() + b"\0")
-    return {"code": plan.code, "context": dict(env.run_context(plan.device)), "sources": digest.hexdigest()}
 
 
 def _offsets(offsets: list[int]) -> str:

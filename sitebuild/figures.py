@@ -44,15 +44,14 @@ def themed_figures(html: str) -> tuple[str, list[tuple[str, str, str]]]:
         return html, []
     colours, downloads = _colours(), []
 
-    def figure(start: int, end: int, name: str, body: str) -> str:
-        made = _made(name, body, colours)
+    def figure(match: re.Match) -> str:
+        made = _made(match["name"], match["body"], colours)
         if made is None:
-            return html[start:end]  # not made by sdpa.Figure (or made already): leave it as it is
-        downloads.append((name, *made[1:]))
+            return match[0]  # not made by sdpa.Figure (or made already): leave it as it is
+        downloads.append((match["name"], *made[1:]))
         return made[0]
 
-    spans = [(m.start(), m.end(), m["name"], m["body"]) for m in FIGURE.finditer(html)]
-    return markup.replace_spans(html, spans, figure), downloads
+    return FIGURE.sub(figure, html), downloads
 
 
 #: The downloads of the page being converted (its snippets' outputs are converted on their

@@ -21,6 +21,7 @@ from pathlib import Path
 from markdown import Extension
 from markdown.preprocessors import Preprocessor
 from mkdocs.exceptions import PluginError
+from pymdownx.superfences import SuperFencesException
 
 
 FENCE = re.compile(r"^(?P<opening>[ \t]*(?P<ticks>`{3,}|~{3,})(?:python|py)\b(?P<options>[^\n]*))\n"
@@ -28,8 +29,9 @@ FENCE = re.compile(r"^(?P<opening>[ \t]*(?P<ticks>`{3,}|~{3,})(?:python|py)\b(?P
 INCLUDE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+["']([^"']+)["'][ \t]*$""", re.M)
 
 
-class FenceError(PluginError):  # MkDocs reports it naming the page, no traceback
-    """A page's executed fence cannot run as written."""
+class FenceError(SuperFencesException, PluginError):
+    """A page's executed fence cannot run as written: MkDocs reports it naming the page, with
+    no traceback, and superfences lets it through (``markdown_exec_adapter.py`` raises it too)."""
 
 
 @dataclass(frozen=True)

@@ -19,16 +19,13 @@ from typing import Callable
 
 import markdown_exec
 from mkdocs.exceptions import PluginError
-from pymdownx.superfences import SuperFencesException
+
+from sitebuild.fences import FenceError
 
 
 #: The Source tab's code, as markdown-exec writes it behind the output (``source="tabbed-right"``).
 SOURCE_CODE = re.compile(r'(<div class="tabbed-block">\n<div class="highlight">'
                          r'<span class="filename">[^<]*</span>)<pre>')
-
-
-class FenceError(SuperFencesException, PluginError):
-    """A fence that cannot run as written (superfences lets only this kind through)."""
 
 
 def route_python_fences(mdx_configs: dict, fence_format: Callable) -> None:

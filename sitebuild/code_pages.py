@@ -5,8 +5,8 @@ definition under its own heading, its source beside it). :func:`under_snippet` w
 under each executed snippet linking the training loop that ran it (recorded while it runs:
 ``sdpa.runtime.loops``) and every library name it uses (``from sdpa.x import a``; ``import
 sdpa``, then ``sdpa.f``) to the place where it is defined, as mkdocs-autorefs references
-(``[`a`][sdpa.x.a]``). :class:`WholeClasses` is the griffe
-extension that shows a class as one definition (its source holds its methods).
+(``[`a`][sdpa.x.a]``), found with griffe. :class:`WholeClasses` is the griffe extension that
+shows a class as one definition (its source holds its methods).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import functools
 from pathlib import Path
 
 import griffe
-
 
 PACKAGE = "sdpa"
 SECTION = "code/index.md"  # the Code section's first page: the package itself

@@ -409,7 +409,7 @@ class Run:
         stale = {page: todo for page, todo in stale.items() if todo}
         books = {page: path for page, args in plan.notebooks.items() if not (path := plan.notebook(*args)).exists()}
         self.folder, self.pending, self.pool, self.progress = plan.folder, {}, None, None
-        self.pages = {snippet.page for todo in stale.values() for snippet, _ in todo} | set(books)
+        self.pages = set(stale) | set(books)  # the pages whose runs start now
         if not stale and not books:
             return
         self.seconds = read_json(plan.folder / "seconds.json")

@@ -3,10 +3,10 @@
 ``on_pre_build`` starts what the store lacks in worker processes (:mod:`sitebuild.execute`);
 the build itself only reads the store: a python fence shows what its snippet printed (or
 its traceback, and the build fails naming file, line and page), and under it the loop that
-trained it and the library code it uses; the notebook page shows the HTML its run left. A build's state is made new by
-``on_config``; under ``mkdocs serve`` a rebuild after an edit of ``sitebuild/`` runs the new
-code (:func:`on_serve`). ``--dirty`` renders again every page whose inputs changed
-(:func:`on_files`), so it never serves a stale page.
+trained it and the library code it uses; the notebook page shows the HTML its run left. A
+build's state is made new by ``on_config``; under ``mkdocs serve`` a rebuild after an edit
+of ``sitebuild/`` runs the new code (:func:`on_serve`). ``--dirty`` renders again every
+page whose inputs changed (:func:`on_files`), so it never serves a stale page.
 """
 
 from __future__ import annotations

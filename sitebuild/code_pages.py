@@ -106,10 +106,10 @@ def under_snippet(source: str, trained: list[str], library: Library | None) -> l
     return [line for text in texts if text for line in ("", text, "{ .sdpa-uses }")]
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1)
 def library(code: str, bases: tuple[Path, ...]) -> Library:
-    """The :class:`Library`, read once for each digest of the library's code (``code``): a
-    rebuild after an edit of prose reads it no more."""
+    """The :class:`Library`, read again only when the digest of the library's code (``code``)
+    changes: a rebuild after an edit of prose reads it no more."""
     return Library(list(bases))
 
 

@@ -16,15 +16,13 @@ if str(LIBRARY_ROOT) not in sys.path:
 
 
 def markdown_extension(extension: type) -> tuple:
-    """``makeExtension`` (for any engine) and the hook ``on_config`` (adding the extension when
-    the configuration does not list it): ``makeExtension, on_config = markdown_extension(E)``."""
-
-    def make_extension(**options):
-        return extension(**options)
+    """``makeExtension`` (for any engine: the class itself) and the hook ``on_config`` (adding the
+    extension when the configuration does not list it): ``makeExtension, on_config =
+    markdown_extension(E)``."""
 
     def on_config(config):
         if not any(isinstance(added, extension) for added in config.markdown_extensions):
             config.markdown_extensions.append(extension())
         return config
 
-    return make_extension, on_config
+    return extension, on_config

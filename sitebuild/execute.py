@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import functools
 import hashlib
 import importlib.util
@@ -33,7 +32,6 @@ import multiprocessing
 import os
 import re
 import select
-import signal
 import sys
 import threading
 import time
@@ -349,17 +347,6 @@ def _notebook_job(notebook: str, kwargs: dict, path: Path, expected: str, name: 
     return seconds
 
 
-def die_with_parent(parent: int) -> None:
-    """Have the kernel kill this process as soon as ``parent`` (its parent's pid before the
-    fork) ends: Linux's ``PR_SET_PDEATHSIG`` (1); a no-op elsewhere. For the test session."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux
-        return
-    if os.getppid() != parent:  # it ended before this process could ask
-        os._exit(1)
-
-
 _messages: list = []  # a worker's queue to the process that started it
 
 
@@ -422,7 +409,7 @@ class Run:
         stale = {page: todo for page, todo in stale.items() if todo}
         books = {page: path for page, args in plan.notebooks.items() if not (path := plan.notebook(*args)).exists()}
         self.folder, self.pending, self.pool, self.progress = plan.folder, {}, None, None
-        self.pages = {snippet.page for todo in stale.values() for snippet, _ in todo} | set(books)
+        self.pages = set(stale) | set(books)  # the pages whose runs start now
         if not stale and not books:
             return
         self.seconds = read_json(plan.folder / "seconds.json")

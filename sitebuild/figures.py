@@ -44,15 +44,14 @@ def themed_figures(html: str) -> tuple[str, list[tuple[str, str, str]]]:
         return html, []
     colours, downloads = _colours(), []
 
-    def figure(start: int, end: int, name: str, body: str) -> str:
-        made = _made(name, body, colours)
+    def figure(match: re.Match) -> str:
+        made = _made(match["name"], match["body"], colours)
         if made is None:
-            return html[start:end]  # not made by sdpa.Figure (or made already): leave it as it is
-        downloads.append((name, *made[1:]))
+            return match[0]  # not made by sdpa.Figure (or made already): leave it as it is
+        downloads.append((match["name"], *made[1:]))
         return made[0]
 
-    spans = [(m.start(), m.end(), m["name"], m["body"]) for m in FIGURE.finditer(html)]
-    return markup.replace_spans(html, spans, figure), downloads
+    return FIGURE.sub(figure, html), downloads
 
 
 #: The downloads of the page being converted (its snippets' outputs are converted on their
@@ -130,19 +129,9 @@ def _compact(svg: markup.Element) -> None:
     """Coordinates to 0.1 pt in attribute values (not in a style: its opacities would
     change), and each path on one line."""
     for element in svg.iter():
-        changed = {}
-        for name, value in element.attrib.items():
+        for name, value in element.attrib.items():  # values replaced in place: the dict keeps its size
             short = _DIGITS.sub("", value) if "." in value and name != "style" else value
-            if "\n" in short:
-                short = _PATH_BREAK.sub(" ", short)
-            if short != value:
-                changed[name] = short
-        element.attrib.update(changed)
-
-
-def themed(svg: str, prefix: str) -> str:
-    """An SVG as matplotlib wrote it (under ``sdpa.figures.STYLE``), made to follow the page."""
-    return _themed(markup.parse(svg), prefix, _colours())
+            element.attrib[name] = _PATH_BREAK.sub(" ", short) if "\n" in short else short
 
 
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
@@ -186,8 +175,7 @@ def _themed(svg: markup.Element, prefix: str, colours: tuple) -> str:
         if element.tail and "\n" in element.tail:
             element.tail = _INDENT.sub("\n", element.tail)
         attrib = element.attrib
-        changed = {}
-        for name, value in attrib.items():
+        for name, value in attrib.items():  # values replaced in place: the dict keeps its size
             if name == "style":
                 new = _style(value, element.tag == "text", colours)
             else:
@@ -202,9 +190,7 @@ def _themed(svg: markup.Element, prefix: str, colours: tuple) -> str:
             elif name == "aria-labelledby":
                 referenced.update(new.split())
                 new = " ".join(f"{prefix}-{target}" for target in new.split())
-            if new != value:
-                changed[name] = new
-        attrib.update(changed)
+            attrib[name] = new
         if "transform" in attrib and _NO_ROTATION.fullmatch(attrib["transform"]):
             del attrib["transform"]
         if "id" in attrib:

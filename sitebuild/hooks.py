@@ -3,10 +3,10 @@
 ``on_pre_build`` starts what the store lacks in worker processes (:mod:`sitebuild.execute`);
 the build itself only reads the store: a python fence shows what its snippet printed (or
 its traceback, and the build fails naming file, line and page), and under it the loop that
-trained it; the notebook page shows the HTML its run left. A build's state is made new by
-``on_config``; under ``mkdocs serve`` a rebuild after an edit of ``sitebuild/`` runs the new
-code (:func:`on_serve`). ``--dirty`` renders again every page whose inputs changed
-(:func:`on_files`), so it never serves a stale page.
+trained it and the library code it uses; the notebook page shows the HTML its run left. A
+build's state is made new by ``on_config``; under ``mkdocs serve`` a rebuild after an edit
+of ``sitebuild/`` runs the new code (:func:`on_serve`). ``--dirty`` renders again every
+page whose inputs changed (:func:`on_files`), so it never serves a stale page.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from sitebuild.markdown_exec_adapter import render, route_python_fences  # noqa:
 from sitebuild.math import MathMLExtension  # noqa: E402
 
 log = logging.getLogger("mkdocs.sitebuild")
-_SERVE_ERRORS = logging.getLogger("sitebuild.serve")
 #: What a page's rendering reads besides its own file and its runs: their versions make every
 #: page's mark (:func:`on_files`).
 RENDERING = ("mkdocs", "mkdocs-material", "markdown-exec", "pymdown-extensions", "Markdown", "Pygments", "math-core")
@@ -112,17 +111,14 @@ def _shared(config) -> str:
              *(base for base in _build.bases if base != docs and not (base / env.LIBRARY.name).is_dir())]
     digest = hashlib.sha256(repr((plan.code, env.run_context(plan.device), config.site_url, config.use_directory_urls,
                                   [version(package) for package in RENDERING])).encode())
-    for root in roots:
-        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    report.hash_files(digest, roots)
     digest.update("\0".join(sorted(str(path.relative_to(docs)) for path in docs.rglob("*"))).encode())
     return digest.hexdigest()
 
 
 def on_files(files, config):
     if files.get_file_from_path(code_pages.SECTION) is not None:  # the Code pages (docs/code/) are built
-        _build.library = code_pages.Library(_build.bases)
+        _build.library = code_pages.library(_build.plan.code, tuple(_build.bases))
     # A page is rendered again (``--dirty``: MkDocs asks ``is_modified``) when its mark, the
     # digest of all it reads (its file, its runs' keys, what every page reads), is not the one
     # the last build of this folder left, or a snippet of it ran now (a failure runs again).
@@ -173,24 +169,13 @@ def _record(path: Path, what: str) -> dict:
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    if report.RECORDS in markdown:  # the build report's lines read from bench/records/
-        markdown = markdown.replace(report.RECORDS, report.records_markdown())
-    if _build.library is not None:
-        markdown = code_pages.link_uses(markdown, page.file.src_uri, _build.library, _build.bases)
-    return _loops(markdown, page.file.src_uri, files)
-
-
-def _loops(markdown: str, page: str, files) -> str:
-    """Under each executed fence whose run stepped an optimiser, the loop that did, linked to
-    its place on the Code pages (recorded while the snippet ran: ``sdpa.runtime.loops``)."""
-    lines = markdown.split("\n")
-    for fence, snippet in reversed(execute.fenced_snippets(markdown, page, _build.bases)):
-        trained = _record(_build.plan.record(snippet), f"{snippet.file} (page docs/{page})").get("trained", [])
-        # an autorefs reference: the Code pages' heading of the loop, wherever the page lands
-        links = [f"[`{name}`][{name}]" if _build.library is not None else f"`{name}`" for name in trained]
-        if links:
-            lines[fence.last:fence.last] = ["", fence.indent + f"The loop that trained it: {' · '.join(links)}",
-                                            fence.indent + "{ .sdpa-uses }"]
+    """Under each executed fence, the loop that trained its snippet and the library code it
+    uses (``code_pages.under_snippet``)."""
+    lines, name = markdown.split("\n"), page.file.src_uri
+    for fence, snippet in reversed(execute.fenced_snippets(markdown, name, _build.bases)):
+        trained = _record(_build.plan.record(snippet), f"{snippet.file} (page docs/{name})")["trained"]
+        added = code_pages.under_snippet(snippet.source, trained, _build.library)
+        lines[fence.last:fence.last] = [fence.indent + line if line else "" for line in added]
     return "\n".join(lines)
 
 
@@ -223,18 +208,14 @@ def _notebook_page(path: str, kwargs: dict) -> str:
 
 def on_page_content(html: str, page, config, files) -> str:
     # A page's snippets that failed fail the build (at every verbosity: ``-q`` included, which
-    # drops warnings before strict mode counts them, mkdocs issue 4126); serve shows them,
-    # through a logger outside the "mkdocs" one that strict mode counts, and goes on.
+    # drops warnings before strict mode counts them, mkdocs issue 4126); serve prints them
+    # (not through the "mkdocs" logger, whose errors strict mode counts) and goes on.
     messages = [failure.message(_build.page) for failure in _build.failures]
     _build.failures.clear()
     if messages and _command != "serve":
         raise PluginError("\n\n".join(messages))
-    if messages and not _SERVE_ERRORS.handlers:
-        _SERVE_ERRORS.propagate = False
-        _SERVE_ERRORS.addHandler(logging.StreamHandler(sys.stderr))
-        _SERVE_ERRORS.handlers[0].setFormatter(logging.Formatter("ERROR   -  %(message)s"))
     for message in messages:
-        _SERVE_ERRORS.error(message)
+        print(f"ERROR   -  {message}", file=sys.stderr)
     if page.file.src_uri in _build.profiles:  # say which size of experiments made the page
         html = report.with_profile(html, _build.profiles[page.file.src_uri], page, config, files)
     # MkDocs collects a page's ids before Markdown postprocessors add theirs (the numbered

@@ -14,22 +14,18 @@ Material's search leaves it out, and the snippet's name, on the tab, stays in).
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Callable
 
 import markdown_exec
 from mkdocs.exceptions import PluginError
-from pymdownx.superfences import SuperFencesException
+
+from sitebuild.fences import FenceError
 
 
 #: The Source tab's code, as markdown-exec writes it behind the output (``source="tabbed-right"``).
 SOURCE_CODE = re.compile(r'(<div class="tabbed-block">\n<div class="highlight">'
                          r'<span class="filename">[^<]*</span>)<pre>')
-
-
-class FenceError(SuperFencesException, PluginError):
-    """A fence that cannot run as written (superfences lets only this kind through)."""
 
 
 def route_python_fences(mdx_configs: dict, fence_format: Callable) -> None:
@@ -73,24 +69,17 @@ def stored_record(code: str, filename: str) -> dict:
     return record
 
 
-@functools.cache
-def _library(code: str):
-    from sitebuild import LIBRARY_ROOT, code_pages
-
-    return code_pages.Library([LIBRARY_ROOT])
-
-
 def stored_fence(source, language, css_class, options, md, **kwargs) -> str:
     """A python fence from the store, with the lines the hooks add under MkDocs: the library
     code it used and the loop that trained it (superfences' formatter, in zensical.yml)."""
     from markdown_exec._internal.rendering import MarkdownConverter
 
-    from sitebuild import execute
+    from sitebuild import LIBRARY_ROOT, code_pages, execute
 
     records = []
     html = render(source, options, md, lambda code, filename: records.append(stored_record(code, filename))
                   or records[-1]["output"])
-    trained = " · ".join(f"[`{name}`][{name}]" for record in records for name in record.get("trained", []))
-    lines = [_library(execute.code()).uses_line(source),
-             f"The loop that trained it: {trained}\n{{ .sdpa-uses }}" if trained else ""]
-    return str(html) + "".join(str(MarkdownConverter(md).convert(line)) for line in lines if line)
+    library = code_pages.library(execute.code(), (LIBRARY_ROOT,))
+    trained = [name for record in records for name in record["trained"]]
+    added = "\n".join(code_pages.under_snippet(source, trained, library))
+    return str(html) + (str(MarkdownConverter(md).convert(added)) if added else "")

@@ -1,47 +1,26 @@
-"""SVG and MathML found in a page and edited as trees, written back as their makers write them.
+"""SVG found in a page and edited as a tree, written back as matplotlib writes it.
 
 :func:`svg_spans` finds each inline ``<svg>`` of a page (``figures.py`` themes them) and
-:func:`replace_spans` puts new text in their places.
-The build edits matplotlib's SVG (``figures.py``) and math-core's MathML (``math.py``):
-:func:`parse` reads it into :class:`xml.etree.ElementTree.Element` trees and :func:`write`
-writes them back, giving the bytes it read where nothing was edited: names stay as
-written (expat reads without namespace processing, so ``xmlns`` and ``xlink:href`` are
-plain attributes, in place); attributes keep their order and quoting; a newline inside
-an attribute value stays one (it is handed to expat as ``&#10;``, which attribute-value
-normalisation leaves alone); comments stay (matplotlib writes a tick label's TeX in one);
-and each program's :class:`Dialect` says which empty elements it writes ``<tag/>`` and
-which characters as named references.
+:func:`replace_spans` puts new text in their places. :func:`parse` reads an SVG into
+:class:`xml.etree.ElementTree.Element` trees and :func:`write` writes it back, giving the
+bytes it read where nothing was edited: names stay as written (expat reads without
+namespace processing, so ``xmlns`` and ``xlink:href`` are plain attributes, in place);
+attributes keep their order and quoting; a newline inside an attribute value stays one (it
+is handed to expat as ``&#10;``, which attribute-value normalisation leaves alone); comments
+stay (matplotlib writes a tick label's TeX in one); every empty element is ``<tag/>``, as
+matplotlib writes it (ElementTree's own writer gives ``<tag />``).
 """
 
 from __future__ import annotations
 
-import functools
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from xml.parsers import expat
 
 Element = ElementTree.Element
 
 
-@dataclass(frozen=True, eq=False)  # hashed by identity: one escaping per dialect
-class Dialect:
-    """How a program writes its markup, so that a tree is written back as it would."""
-
-    #: The tags written ``<tag/>`` when empty, ``<tag></tag>`` for any other (None: every
-    #: empty element is written ``<tag/>``).
-    empty: frozenset[str] | None = None
-    #: Characters written as named references, by name (``{"ApplyFunction": "\u2061"}``).
-    entities: Mapping[str, str] = field(default_factory=dict)
-    #: ``'`` in attribute values written ``&#x27;``, as :func:`html.escape` writes it.
-    apostrophes: bool = False
-
-
-#: matplotlib's SVG: every empty element is ``<tag/>``, no named reference.
-MATPLOTLIB = Dialect()
-
-
-def parse(markup: str, dialect: Dialect = MATPLOTLIB) -> Element:
+def parse(markup: str) -> Element:
     """The element that ``markup`` (one element, no XML declaration) writes."""
     builder = ElementTree.TreeBuilder(insert_comments=True)
     parser = expat.ParserCreate()
@@ -50,36 +29,33 @@ def parse(markup: str, dialect: Dialect = MATPLOTLIB) -> Element:
     parser.EndElementHandler = builder.end
     parser.CharacterDataHandler = builder.data
     parser.CommentHandler = lambda text: builder.comment(text.replace("&#10;", "\n"))  # as written
-    if dialect.entities:  # names XML does not define: expat hands them over, unread
-        parser.UseForeignDTD(True)
-        parser.SkippedEntityHandler = lambda name, _: builder.data(dialect.entities[name])
     parser.Parse(markup.replace("\n", "&#10;"), True)
     return builder.close()
 
 
-def write(element: Element, dialect: Dialect = MATPLOTLIB) -> str:
-    """``element`` (without its tail) as markup, as the program of ``dialect`` writes it."""
+def write(element: Element) -> str:
+    """``element`` (without its tail) as markup, as matplotlib writes it."""
     parts: list[str] = []
-    _write(element, parts.append, dialect.empty, *_escapes(dialect))
+    _write(element, parts.append)
     return "".join(parts)
 
 
-def _write(element: Element, out: Callable[[str], None], empty, text, attribute) -> None:
+def _write(element: Element, out: Callable[[str], None]) -> None:
     tag = element.tag
     if tag is ElementTree.Comment:
         out(f"<!--{element.text}-->")
         return
     out(f"<{tag}")
     for name, value in element.attrib.items():
-        out(f' {name}="{attribute(value)}"')
-    if element.text or len(element) or (empty is not None and tag not in empty):
+        out(f' {name}="{_attribute(value)}"')
+    if element.text or len(element):
         out(">")
         if element.text:
-            out(text(element.text))
+            out(_text(element.text))
         for child in element:
-            _write(child, out, empty, text, attribute)
+            _write(child, out)
             if child.tail:
-                out(text(child.tail))
+                out(_text(child.tail))
         out(f"</{tag}>")
     else:
         out("/>")
@@ -91,29 +67,6 @@ def _text(value: str) -> str:
 
 def _attribute(value: str) -> str:
     return _text(value).replace('"', "&quot;")
-
-
-@functools.cache
-def _escapes(dialect: Dialect) -> tuple[Callable[[str], str], Callable[[str], str]]:
-    """How ``dialect`` escapes text and attribute values."""
-    if not dialect.entities and not dialect.apostrophes:
-        return _text, _attribute
-    references = {character: f"&{name};" for name, character in dialect.entities.items()}
-
-    def text(value: str) -> str:
-        value = _text(value)
-        for character, reference in references.items():
-            if character in value:
-                value = value.replace(character, reference)
-        return value
-
-    def attribute(value: str) -> str:
-        value = text(value)
-        if '"' in value:
-            value = value.replace('"', "&quot;")
-        return value.replace("'", "&#x27;") if dialect.apostrophes and "'" in value else value
-
-    return text, attribute
 
 
 def unwrap(element: Element, bare: Callable[[Element], bool]) -> None:

@@ -4,8 +4,9 @@ This Markdown extension replaces ``pymdownx.arithmatex``'s generic TeX wrappers 
 math-core's MathML Core, the TeX kept as ``alttext`` (math-core over latex2mathml:
 ``scripts/compare_math.py``). A page's formulas convert together, so ``\\eqref{eq:name}``
 links an equation ``\\label``-ed anywhere on it; a formula that is only such a reference
-becomes the plain link (inside ``<math>`` it could not be reached). The MathML is edited as a
-tree (``markup.py``): ``alttext`` added, ``scriptlevel`` moved to an ``<mstyle>``.
+becomes the plain link (inside ``<math>`` it could not be reached). Two edits, made in the
+text so that the rest stays byte for byte as math-core wrote it: ``alttext`` added,
+``scriptlevel`` moved to an ``<mstyle>``.
 """
 
 from __future__ import annotations
@@ -16,25 +17,19 @@ import re
 import math_core
 from markdown import Extension
 from markdown.postprocessors import Postprocessor
+from mkdocs.exceptions import PluginError
 
-from sitebuild import markup
-
-try:  # under MkDocs, a build error it reports as one (page named, no traceback)
-    from mkdocs.exceptions import PluginError as _BuildError
-except ImportError:  # pragma: no cover - another engine
-    _BuildError = ValueError
 
 MATH = re.compile(r'<(?P<tag>span|div) class="arithmatex">(?P<tex>.*?)</(?P=tag)>', re.S)
 _CONVERTER = math_core.LatexToMathML(fancy_error=False)
-#: math-core's MathML: ``<tag/>`` for MathML's empty elements only (an empty container is
-#: ``<tag></tag>``), two invisible operators as named references; and the ``alttext`` this
-#: step adds, escaped as :func:`html.escape` escapes it.
-MATH_CORE = markup.Dialect(empty=frozenset({"mspace", "mprescripts", "none", "malignmark", "maligngroup"}),
-                           entities={"ApplyFunction": "\u2061", "InvisibleTimes": "\u2062"}, apostrophes=True)
-_NUMBER = re.compile(r"\(\d+\)")
+#: A formula that is only an equation reference, as math-core writes it: its link (group 1).
+_REFERENCE_ONLY = re.compile(r'<math\b[^>]*>\s*<mtext>\s*(<a href="#[^"]*">\(\d+\)</a>)'
+                             r"\s*</mtext>\s*</math>")
+#: An ``<mtable>``'s opening tag or its closing one.
+_TABLE = re.compile(r"(<mtable\b[^>]*>|</mtable>)")
 
 
-class MathError(_BuildError):
+class MathError(PluginError):  # MkDocs reports it naming the page, no traceback
     """A formula that does not convert."""
 
 
@@ -59,49 +54,32 @@ def render_math(content: str) -> str:
         raise MathError(f"cannot render math: {error}") from error
     pieces, end = [], 0
     for match, (tex, block), converted in zip(found, formulas, mathml):
-        math = markup.parse(converted, MATH_CORE)
-        reference = None if block else _reference_only(math)
+        reference = None if block else _REFERENCE_ONLY.fullmatch(converted)
         if reference is not None:
-            converted = markup.write(reference, MATH_CORE)
+            converted = reference[1]
         else:
-            _scriptlevel_on_mstyle(math)
-            math.attrib = {"alttext": tex, **math.attrib}
-            converted = markup.write(math, MATH_CORE)
+            alttext = f'<math alttext="{html.escape(tex)}"'
+            converted = _scriptlevel_on_mstyle(converted).replace("<math", alttext, 1)
         pieces += [content[end : match.start()],
                    f'<div class="sdpa-math">{converted}</div>' if block else converted]
         end = match.end()
     return "".join(pieces) + content[end:]
 
 
-def _reference_only(math: markup.Element) -> markup.Element | None:
-    """The link of a formula that is only an equation reference, ``<math><mtext><a
-    href="#eq:name">(n)</a></mtext></math>``, or None."""
-    text = _only_child(math)
-    link = _only_child(text) if text is not None and text.tag == "mtext" and not text.attrib else None
-    if (link is None or link.tag != "a" or list(link.attrib) != ["href"] or not link.get("href").startswith("#")
-            or len(link) or not _NUMBER.fullmatch(link.text or "")):
-        return None
-    link.tail = None
-    return link
-
-
-def _only_child(element: markup.Element) -> markup.Element | None:
-    """``element``'s one child, if it holds nothing else but whitespace."""
-    if len(element) != 1 or (element.text or "").strip() or (element[0].tail or "").strip():
-        return None
-    return element[0]
-
-
-def _scriptlevel_on_mstyle(math: markup.Element) -> None:
-    """Move ``scriptlevel`` from an ``<mtable>`` to an ``<mstyle>`` around it: MathML Core
+def _scriptlevel_on_mstyle(mathml: str) -> str:
+    """Move ``scriptlevel`` from each ``<mtable>`` to an ``<mstyle>`` around it: MathML Core
     allows it anywhere, the Nu HTML checker (MathML 3) on ``mstyle`` only; both lay out alike."""
-    for parent in [element for element in math.iter() if any(child.tag == "mtable" for child in element)]:
-        for index, table in enumerate(list(parent)):
-            if table.tag == "mtable" and "scriptlevel" in table.attrib:
-                style = markup.Element("mstyle", scriptlevel=table.attrib.pop("scriptlevel"))
-                style.tail, table.tail = table.tail, None
-                style.append(table)
-                parent[index] = style
+    pieces, moved = [], []  # moved: for each table open here, whether its level went outside
+    for piece in _TABLE.split(mathml):
+        if piece.startswith("<mtable"):
+            level = re.search(r' scriptlevel="([^"]*)"', piece)
+            moved.append(level is not None)
+            if level:
+                piece = f'<mstyle scriptlevel="{level[1]}">' + piece.replace(level[0], "", 1)
+        elif piece == "</mtable>" and moved.pop():
+            piece += "</mstyle>"
+        pieces.append(piece)
+    return "".join(pieces)
 
 
 class _MathML(Postprocessor):
@@ -117,5 +95,4 @@ class MathMLExtension(Extension):
         md.postprocessors.register(_MathML(md), "sitebuild_mathml", 5)
 
 
-def makeExtension(**kwargs) -> MathMLExtension:  # noqa: N802 - Markdown's name
-    return MathMLExtension(**kwargs)
+makeExtension = MathMLExtension  # Python-Markdown's entry point

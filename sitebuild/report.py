@@ -23,6 +23,7 @@ from markdown.preprocessors import Preprocessor
 
 from sdpa import env
 from sitebuild import markdown_extension
+from sitebuild.execute import read_json
 from sdpa.style import FIGURE_CLASS, FIGURE_ID_PREFIX
 
 FIGURE_ID = re.compile(rf'<figure class="{re.escape(FIGURE_CLASS)}" id="{re.escape(FIGURE_ID_PREFIX)}([^"]+)"')
@@ -55,13 +56,18 @@ def digests(config, plan) -> dict:
     build reads (the pages, the snippets and includes, the build's code, ``mkdocs.yml``, the
     records the build report prints: a site built before a record changed is not this one)."""
     digest = hashlib.sha256()
-    roots = [Path(config.config_file_path), Path(config.docs_dir), Path(__file__).parent, RECORDS_DIR,
-             *(Path(base) for base in config.mdx_configs["pymdownx.snippets"]["base_path"])]
+    hash_files(digest, [Path(config.config_file_path), Path(config.docs_dir), Path(__file__).parent, RECORDS_DIR,
+                        *(Path(base) for base in config.mdx_configs["pymdownx.snippets"]["base_path"])])
+    return {"code": plan.code, "context": dict(env.run_context(plan.device)), "sources": digest.hexdigest()}
+
+
+def hash_files(digest, roots: list[Path]) -> None:
+    """Add to ``digest`` the name and the bytes of every file under ``roots`` (a file stands
+    for itself), in order."""
     for root in sorted({root.resolve() for root in roots}):
         for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
             if path.is_file() and "__pycache__" not in path.parts:
                 digest.update(f"{path.relative_to(root.parent)}".encode() + b"\0" + path.read_bytes() + b"\0")
-    return {"code": plan.code, "context": dict(env.run_context(plan.device)), "sources": digest.hexdigest()}
 
 
 def _offsets(offsets: list[int]) -> str:
@@ -72,12 +78,6 @@ def _offsets(offsets: list[int]) -> str:
 
 def records_markdown(folder: Path = RECORDS_DIR) -> str:
     """The build report's sentences on the recorded claim sweeps and the last full build."""
-    def read(name: str) -> dict:
-        try:
-            return json.loads((folder / name).read_text())
-        except (OSError, ValueError):
-            return {}
-
     def swept(s: dict) -> str:
         if "blocks" not in s:  # consecutive offsets share most of their seeds
             return (f"{s['tests']} claim tests swept at {len(s['offsets'])} consecutive seed offsets "
@@ -90,7 +90,7 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
                 f"{s['min_margin']:.1f}; their words were settled on {s['settled_on']}, which the "
                 f"certifying blocks do not include ({s['date']}).")
 
-    sweeps, build = read("claims-sweeps.json"), read("full-build.json")
+    sweeps, build = read_json(folder / "claims-sweeps.json"), read_json(folder / "full-build.json")
     lines = [f"- The {profile} profile's claims: " + (swept(s) if (s := sweeps.get(profile))
                                                       else "no sweep of them all recorded yet.")
              for profile in env.PROFILES]
@@ -102,7 +102,7 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
                   f"deviations, the smallest {part['min_margin']:.1f}" if len(part["offsets"]) > 1
                   else "no margin yet (it needs two offsets or more)")
               + "".join(f"; {note}" for note in part.get("notes", [])) + f" ({part['date']})."
-              for part in read("claims-parts.json").get("parts", [])]
+              for part in read_json(folder / "claims-parts.json").get("parts", [])]
     return "\n".join(lines + [
         f"- The last full build took {build['build_s'] / 60:.1f} minutes ({build['build_s']:,.0f} s) on "
         f"{build['cores']} cores, and its claims, reading its store, {build['claims_s']:,.0f} s more "
@@ -111,9 +111,8 @@ def records_markdown(folder: Path = RECORDS_DIR) -> str:
 
 def timings_markdown(folder: Path = RECORDS_DIR) -> str:
     """The last full build's seconds per snippet (and notebook), slowest first, as a table."""
-    try:
-        build = json.loads((folder / "full-build.json").read_text())
-    except (OSError, ValueError):
+    build = read_json(folder / "full-build.json")
+    if not build:
         return "No full build has been recorded yet."
     seconds = sorted(build.get("seconds", {}).items(), key=lambda item: (-item[1], item[0]))
     rows = "".join(f"\n| `{name}` | {value:,.1f} |" for name, value in seconds)

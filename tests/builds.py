@@ -8,6 +8,7 @@ the processes the session starts (:func:`start`), which die with it.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import gc
 import json
@@ -21,7 +22,6 @@ from pathlib import Path
 import pytest
 
 from sdpa import env
-from sitebuild.execute import die_with_parent
 
 REPO = Path(__file__).resolve().parents[1]
 FAST_TIER = "not site"  # the fast tier's marker expression, as the README gives it
@@ -31,6 +31,17 @@ SITE_FIXTURES = {"built_site", "parallel_site", "small_site"}  # a test using on
 def pytest_configure(config):
     config.addinivalue_line("markers", f"site: uses {' or '.join(sorted(SITE_FIXTURES))} (a site of real "
                             f"snippets); `pytest -m '{FAST_TIER}'` is the fast tier")
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process as soon as ``parent`` (its parent's pid before the
+    fork) ends: Linux's ``PR_SET_PDEATHSIG`` (1); a no-op elsewhere. For the session's processes."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux
+        return
+    if os.getppid() != parent:  # it ended before this process could ask
+        os._exit(1)
 
 
 def start(command: list[str], output: Path | None = None, **options) -> subprocess.Popen:

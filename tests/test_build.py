@@ -22,8 +22,8 @@ import yaml
 
 from conftest import (DOCS, REPO, SNIPPETS, ahead, included_snippets, mkdocs_process, network_can_be_cut,
                       page_includes, run_ahead)
+from builds import die_with_parent
 from sdpa import env
-from sitebuild.execute import die_with_parent
 
 
 def mkdocs(*args: str, engine: str = "mkdocs", offline: bool = False, **changes: str) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ import sdpa
 from conftest import REPO
 from sdpa.plotted import CSV_COLUMNS
 from sitebuild import markup
-from sitebuild.figures import themed
+from sitebuild.figures import themed_figures
 
 FIGURE = re.compile(r'<figure class="sdpa-figure" id="fig-([a-z0-9-]+)">(.*?)</figure>', re.S)
 
@@ -87,7 +87,7 @@ def test_the_figure_html_carries_its_data_and_the_build_themes_it():
     assert figure.html.count("<svg") == 2 and "\n\n" not in figure.html
     assert f'<script type="text/csv" class="sdpa-figure-data">\n{figure.csv}</script>' in figure.html
     svg = re.search(r"<svg\b.*?</svg>", figure.html, re.S).group(0)
-    inline = themed(svg, "themed")
+    inline = re.search(r"<svg\b.*?</svg>", themed_figures(figure.html)[0], re.S).group(0)
     assert sdpa.INK not in inline and "currentColor" in inline
     assert f"var(--sdpa-c1, {sdpa.PALETTE[1]})" in inline
     ids = re.findall(r'\bid="([^"]+)"', inline)

@@ -1,7 +1,8 @@
-"""`python -m sitebuild.preview` shows one snippet's output in both schemes, without a site build."""
+"""`python scripts/preview.py` shows one snippet's output in both schemes, without a site build."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -13,7 +14,11 @@ import tempfile
 from pathlib import Path
 
 from conftest import REPO, ahead, run_ahead
-from sitebuild.preview import including_page
+
+_SPEC = importlib.util.spec_from_file_location("preview", REPO / "scripts" / "preview.py")
+preview_script = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(preview_script)
+including_page = preview_script.including_page
 
 SNIPPET = "derivation/score_distribution.py"
 
@@ -21,7 +26,7 @@ SNIPPET = "derivation/score_distribution.py"
 def start_preview() -> tuple[Path, subprocess.Popen]:
     """The preview of one real snippet, into a folder of its own, in a process of its own."""
     out = Path(tempfile.mkdtemp(prefix="sdpa-preview-"))
-    command = [sys.executable, "-m", "sitebuild.preview", f"snippets/{SNIPPET}", "--out", str(out)]
+    command = [sys.executable, "scripts/preview.py", f"snippets/{SNIPPET}", "--out", str(out)]
     return out, subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

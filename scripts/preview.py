@@ -1,6 +1,6 @@
 """Preview one snippet's figure or table, in light and dark, without building the site.
 
-    python -m sitebuild.preview snippets/derivation/score_std.py
+    python scripts/preview.py snippets/derivation/score_std.py
 
 builds a one-page site around the snippet with the real configuration (the same hooks,
 theme and CSS; its run comes from the store, or goes into it), kept in ``preview/site/``
@@ -21,10 +21,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sdpa import env
-from sitebuild.fences import executed_fences
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "snippets")]
+
+from sdpa import env  # noqa: E402
+from sitebuild.fences import executed_fences  # noqa: E402
+
 SNIPPETS, DOCS = REPO / "snippets", REPO / "docs"
 ARTICLE = re.compile(r'<article class="md-content__inner md-typeset">(.*?)</article>', re.S)
 # Attributes that name an id: the dark copy's are renamed so the two copies stay apart.
@@ -64,7 +66,7 @@ def build_one_page(snippet: str, site: Path, page: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int | str:
-    parser = argparse.ArgumentParser(prog="python -m sitebuild.preview", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python scripts/preview.py", description=__doc__.splitlines()[0])
     parser.add_argument("snippet", type=Path, help="snippets/<page>/<name>.py")
     parser.add_argument("--out", type=Path, default=REPO / "preview", help="folder to write into (default: preview/)")
     args = parser.parse_args(argv)

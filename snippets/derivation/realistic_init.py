@@ -18,7 +18,7 @@ from sdpa.attention import scores
 generator = sdpa.seed(3)
 #: Weight standard deviations besides PyTorch's default, as functions of d_model.
 STDS = {"normal": lambda d_model: d_model**-0.5, "gpt2": lambda d_model: 0.02}
-SHAPES = [(512, 64), (4096, 128)]  # (d_model, d_k): Transformer-base-like and Llama-like heads
+SHAPES = [(512, 64), (4096, 128)]  # (d_model, d_k): GPT-2-small-like and Llama-like heads
 N_TOKENS, N_HEADS = 256, 8
 
 

@@ -46,8 +46,8 @@ print(
         ["logits", "gap (best − worst)", "lead (best − second)", "largest weight"],
         [(", ".join(f"{x:g}" for x in r["logits"]), r["gap"], r["lead"], f"{r['max_weight']:.5f}")
          for r in result["hand"]],
-        caption="Three rows of three keys: the first has a gap as wide as any, yet its two best "
-        "keys split the weight evenly.",
+        caption="Three rows of three keys: the first has the widest gap, yet its two best keys "
+        "split the weight evenly.",
     )
 )
 

@@ -62,8 +62,8 @@ figure = sdpa.Figure(
     "failure-modes-jacobian",
     caption=f"Spectral norm and trace of the softmax Jacobian for rows of {N_KEYS} keys, against "
     "the standard deviation of the logits. The spectral norm peaks where two or three keys "
-    "compete (dotted: its ceiling 1/2); the trace falls steadily. Markers: where the survey's "
-    "scaled and unscaled rows start (unit and default-initialisation variance).",
+    "compete (dotted: its ceiling 1/2); the trace falls steadily. Markers: where scaled and "
+    "unscaled rows of real heads start.",
     alt="Two curves against logit scale: the trace starts near 1 and falls as the scale grows; "
     "the spectral norm starts near zero, peaks at a few units and falls again; markers show the "
     "scaled rows at scale 1 and the unscaled rows at larger scales.",

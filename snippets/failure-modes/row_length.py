@@ -5,8 +5,7 @@ The survey's rows (``sdpa.survey``, unit-variance q and k) at d_k = 64 and 128, 
 diag(p) - p p^T (its largest gain, ‖J‖₂), the median number of keys in play e^H and the
 share of one-hot rows (largest weight above 0.99). A scaled row spreads its weight over
 more keys the longer it is, and its spectral norm falls with it; an unscaled row keeps its
-weight on its top one or two keys, and its spectral norm rises with the row's length as
-the top key's lead over the runner-up shrinks.
+weight on its top one or two keys, and its spectral norm stays put.
 """
 
 import sdpa

@@ -101,17 +101,14 @@ print(
              "final loss, unit init: " + per_dim("sgd", "unit", "final_loss", loss_range),
              v[("plateau", "sgd")]),
             ("entropy near zero from the first steps",
-             f"mean entropy over steps 0–{EARLY}, Adam, unit init: "
+             f"mean entropy over steps 0–{EARLY} (Adam), unit init: "
              + per_dim("adam", "unit", "entropy_early")
-             + "; default init: " + per_dim("adam", "default", "entropy_early")
-             + "; SGD, unit init: " + per_dim("sgd", "unit", "entropy_early")
-             + "; default init: " + per_dim("sgd", "default", "entropy_early"),
+             + "; default init: " + per_dim("adam", "default", "entropy_early"),
              v[("entropy", "all")]),
             ("‖∇W_Q‖, ‖∇W_K‖ orders of magnitude below ‖∇W_V‖",
              f"median ‖∇W_Q‖/‖∇W_V‖ over steps 0–{EARLY} (worst seed), unit init, Adam: "
              + per_dim("adam", "unit", "ratio_median")
-             + "; default init, Adam: " + per_dim("adam", "default", "ratio_median")
-             + "; unit init, SGD: " + per_dim("sgd", "unit", "ratio_median")
+             + "; SGD: " + per_dim("sgd", "unit", "ratio_median")
              + f"; lowest over all arms: {sdpa.fmt(min(r['ratio_median'] for r in rows))}"
              + f". Single batches can dip to {sdpa.fmt(min(r['ratio_min'] for r in rows))}",
              v[("gradients", "all")]),

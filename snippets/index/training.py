@@ -40,9 +40,7 @@ print(sdpa.markdown_table(
     [(f"{x:.3g}{f' ({name})' if name else ''}", interval.compared())
      for x, name, interval in spreads],
     align="ll",
-    caption=f"By starting spread: one head, d_k = {STUDY.d_k}, Adam, {tuned} tuned for each rule"
-    + (" (so the 1/√d_k side may leave its default W_Q/W_K rate)" if STUDY.w_steps != (0,) else "")
-    + "; "
+    caption=f"By starting spread: one head, d_k = {STUDY.d_k}, Adam, {tuned} tuned for each rule; "
     f"this build: {len(STUDY.plane.confirm_seeds)} fresh seeds, 95% t intervals of the ratio."))
 
 

@@ -14,7 +14,6 @@ from sdpa.language import RULE_LABELS, language_study, run_language
 from sdpa.stats import paired
 
 STUDY = language_study()
-CHOICE = len(STUDY.choose_seeds)
 
 
 def plane(study):
@@ -47,7 +46,7 @@ print(sdpa.markdown_table(
     [(label, *[f"{x:.3f}" + (" ←" if lr == r["lr"] else "") for lr, x in zip(r["lrs"], row)])
      for label, row in zip(("no factor", "1/√d_k"), r["rate_loss"])],
     caption="Stage 1, the shared rate: both defaults at every rate, final held-out loss "
-    f"({CHOICE} choice seed{'s, geometric mean' if CHOICE > 1 else ''}); ← the rate chosen for "
+    f"(geometric mean over the choice seeds, {len(STUDY.choose_seeds)}); ← the rate chosen for "
     "both (the lowest mean log loss), used by every later run.",
 ))
 print(sdpa.markdown_table(
@@ -85,8 +84,7 @@ print(sdpa.markdown_table(
     [(c["label"], f"{c['loss'].mean():.3f} ± {c['loss'].std():.3f}", str(c["versus_best"]))
      for c in r["confirmed"]],
     caption=f"Stage 3 on {len(STUDY.confirm_seeds)} fresh seeds: every rule's default at the "
-    "shared rate (QK-norm + 1/√d_k too) and the plane's best point; each row's best point is in "
-    "the verdict's table below. Mean ± std; differences paired by seed, with a 95% t interval, "
-    "in nats per character. The verdict below compares the model with and without the factor at "
-    "each starting spread.",
+    "shared rate (QK-norm + 1/√d_k too) and the plane's best point. Mean ± std; differences "
+    "paired by seed, with a 95% t interval, in nats per character. The verdict below compares "
+    "the model with and without the factor at each starting spread.",
 ))

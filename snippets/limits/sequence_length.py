@@ -51,8 +51,7 @@ figure = sdpa.Figure(
     f"in nats; the dotted line is log n, the entropy of a uniform row.",
     alt="Two plots against row length n from 16 to 16384 on a log axis. Under the fixed scale the "
     "match's weight falls towards zero and the entropy climbs along log n; under log-n scaling the "
-    "stronger match keeps its weight and the entropy stays low, while the weaker match's weight "
-    "falls to about half.",
+    "match's weight stays high and the entropy stays low, more so for the stronger match.",
     ncols=2,
     size=(7.6, 3.2),
 )

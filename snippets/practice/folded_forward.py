@@ -1,16 +1,15 @@
 """Folding 1/sqrt(d_k) into W_Q, and T5's initialisation: the forward pass at init.
 
-Four heads see the same unit-variance inputs x (d_model = 512, d_k = 64):
+Three heads see the same unit-variance inputs x (d_model = 512, d_k = 64):
 
 * scaled: W_Q, W_K ~ N(0, 1/d_model), logits (x W_Q)(x W_K)^T / sqrt(d_k);
 * folded: W_Q' = W_Q / sqrt(d_k), no factor in the attention;
 * T5: no factor either, W_Q ~ N(0, 1/(d_model d_kv)) and W_K ~ N(0, 1/d_model), the
   initialisation Hugging Face's T5 code calls "Mesh TensorFlow attention initialization
-  to avoid scaling before softmax";
-* unscaled: the scaled head's weights with no factor, as a control.
+  to avoid scaling before softmax".
 
-The folded head gives the scaled head's logits bit for bit (1/sqrt(64) = 1/8 is a power of
-two, so dividing by it is exact); T5's head has fresh weights, so only its statistics agree.
+The folded head gives the scaled head's logits to float rounding; T5's head has fresh
+weights, so only its statistics agree.
 """
 
 import math
@@ -66,7 +65,7 @@ print(
           r["max_weight_diff_to_scaled"]) for r in result],
         caption=f"One head at initialisation, d_model = {D_MODEL}, d_k = {D_K}, {SEQUENCES} "
         f"sequences of {TOKENS} unit-variance tokens (float32). Folding the factor into W_Q "
-        f"reproduces the scaled logits exactly (1/√{D_K} = 1/{math.sqrt(D_K):g} is a power of "
-        "two); T5's initialisation gives the same logit spread with different weights.",
+        "reproduces the scaled logits to rounding; T5's initialisation gives the same logit "
+        "spread with different weights.",
     )
 )

@@ -2,7 +2,7 @@
 
 Queries and keys whose components have a large spread (activation outliers grow during
 training) make q·k exceed float16's largest finite number, 65504. We compute the logits
-of d_k = 128 heads in float16 on the build's device three ways: unscaled; scaled after the matmul
+of d_k = 128 heads in float16 on the CPU three ways: unscaled; scaled after the matmul
 (the product is formed first, then divided); and scaled before it (q multiplied by
 1/sqrt(d_k) first). We count the logits that come out infinite.
 """
@@ -48,7 +48,7 @@ print(
          "infinite, (q/√d_k)·k"],
         [(r["std"], r["logit_std_unscaled"], r["inf_unscaled"], r["inf_scaled_after"],
           r["inf_scaled_before"]) for r in result],
-        caption=f"Share of infinite logits, float16 on {sdpa.device().type}, d_k = {D_K}, "
-        f"{N_QUERIES} × {N_KEYS} logits. Dividing after the matmul cannot undo an overflow.",
+        caption=f"Share of infinite logits, float16 on the CPU, d_k = {D_K}, {N_QUERIES} × "
+        f"{N_KEYS} logits. Dividing after the matmul cannot undo an overflow.",
     )
 )

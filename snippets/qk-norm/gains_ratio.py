@@ -2,8 +2,7 @@
 
 The same sweep as the logit-growth figure (memoised, trained once per process). Both arms
 start from the same weights and gains (one), so at the first step the arm without the
-factor has first-layer logits exactly sqrt(d_k) times larger (the largest logit over both
-layers, which the ratio below reads, about that). If its gains learned the factor away,
+factor has logits exactly sqrt(d_k) times larger. If its gains learned the factor away,
 that ratio would fall towards 1 during training. For every learning rate we take, seed by
 seed (the two arms share their seeds), the ratio of the largest logit at the last step and
 the ratio of the bounds the gains allow then; we print the mean over the seeds and the

@@ -3,12 +3,10 @@
 The same sweep as the logit-growth figure (memoised, trained once per process). For
 each arm we take the held-out loss after training at every learning rate, averaged
 over the seeds, and compute Wortsman et al.'s LR sensitivity: the mean over learning
-rates of min(L(lr), L0) - L*, with L0 the loss at initialisation and L* the arm's best over
-its rates. We also count the runs that learned the task (held-out loss below 0.2) and the largest
+rates of min(L(lr), L0) - L*, with L0 the loss at initialisation and L* the arm's best.
+We also count the runs that learned the task (held-out loss below 0.2) and the largest
 difference between the seeds of one learning rate.
 """
-
-import math
 
 import sdpa
 from sdpa.gpt import lr_sensitivity, run_gpt
@@ -62,8 +60,7 @@ print(
         ],
         caption=f"Held-out loss after {QK_NORM_SWEEP.steps} steps, mean over "
         f"{len(QK_NORM_SWEEP.seeds)} seeds; the loss at initialisation is "
-        f"{sdpa.fmt(result['initial_loss'])} (a uniform guess scores ln {vocab} ≈ "
-        f"{math.log(vocab):.2f}). Lower LR sensitivity means more "
+        f"{sdpa.fmt(result['initial_loss'])} (ln {vocab}). Lower LR sensitivity means more "
         "forgiving. The last columns count the runs (rates × seeds) that learned the task, and "
         "give the largest difference between the seeds of one rate.",
     )

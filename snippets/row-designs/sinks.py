@@ -5,8 +5,7 @@ and drops its weight after the softmax. A row's keys then share 1 / (1 + exp(z0 
 of the weight, where z0 is the sink logit and lse(z) the row's logsumexp; their ratios do
 not change. So the sink absorbs half a row's weight exactly when z0 = lse(z), and lse(z)
 depends on how wide the logits are. We read the site's survey of rows (64 keys,
-unit-variance q and k): a plain 1/sqrt(d_k) head, without the YaRN multiplier gpt-oss's
-rotary code adds.
+unit-variance q and k).
 """
 
 import math
@@ -58,8 +57,7 @@ print(
           " / ".join(f"{r[f'sink_share_{s:g}']:.1%}" for s in SINKS), r["entropy"],
           " / ".join(sdpa.fmt(r[f"entropy_{s:g}"]) for s in SINKS)) for r in result],
         align="rlrrrr",
-        caption=f"{survey.N_ROWS} rows of 64 keys per line, scaled rows at the plain 1/√d_k "
-        "(without gpt-oss's YaRN multiplier). The sink logit taking half is the "
+        caption=f"{survey.N_ROWS} rows of 64 keys per line. The sink logit taking half is the "
         "row's logsumexp. Shares are means over rows; entropies (nats) are over the keys and "
         f"the sink together, means over rows; log 64 = {math.log(64):.2f} for a uniform row.",
     )

@@ -1,13 +1,12 @@
 """The identity the plane rests on: the 1/sqrt(d_k) head and the unscaled head at its point
-of the plane, trained from the same draw on the same batches, give the same losses at
-every shared rate of the plane's window where d_k^(1/4) is a power of two; and global-norm
-gradient clipping breaks it whenever the clip binds.
+of the plane, trained from the same draw on the same batches, give the same losses, at
+every shared rate of the plane's window; and global-norm gradient clipping breaks it
+whenever the clip binds.
 
 Each pair runs through the plain loop (``sdpa.training.train``, in
 ``sdpa.plane.identity_runs``) for the plane's budget. Under Adam the unscaled head's W_Q and
 W_K get epsilon / sqrt(c). Bit for bit where d_k^(1/4) is a power of two (every
-multiplication by it is exact). Elsewhere the two start equal to float rounding, and
-training can magnify those last bits into whole nats at the higher rates. Clipping the global
+multiplication by it is exact), within float rounding elsewhere. Clipping the global
 gradient norm before each step (as Wortsman et al. 2023 train) scales each head's
 step by its own norm, so the two runs part wherever a norm exceeds the clip.
 """
@@ -19,7 +18,7 @@ from sdpa.sizes import sizes
 from sdpa.training import OPTIMIZER_LABELS
 
 PLANE = sizes().plane
-#: bit for bit at 16 (its fourth root is 2); at 64 equal to rounding, then magnified
+#: bit for bit at 16 (its fourth root is 2), to float rounding at 64
 D_KS = (16, 64)
 #: a clip that binds at the site's rates, and one that never does (at the exact d_k)
 CLIPS, CLIP_D_K = (1.0, 100.0), 16

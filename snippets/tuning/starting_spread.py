@@ -4,10 +4,9 @@ At each starting spread the unscaled head and the 1/sqrt(d_k) head start from th
 weights, W_Q and W_K drawn so that the unscaled logits have that standard deviation, and
 each is tuned alike (``sdpa.plane.run_spreads``). Per spread: the unscaled loss minus the
 scaled loss on the fresh seeds, paired by seed, with a 95% t interval, and the ratio of the
-two losses, and each rule's chosen shared rate and the multiplier on W_Q's and W_K's rate,
-d_k^(-j/4) for a step j of the study's (not a point of the plane: the rule's own default is
-j = 0), marked where the choice is an end of what was measured. The line under the table
-sorts the spreads by what their intervals show.
+two losses, and each rule's chosen shared rate and W_Q/W_K rate step w, marked where the
+choice is an end of what was measured. The line under the table sorts the spreads by what
+their intervals show.
 """
 
 import sdpa
@@ -24,8 +23,7 @@ RULES = (Scale.NONE, Scale.INV_SQRT)
 
 
 def chosen_setting(study, out, rule, spread):
-    """A rule's chosen setting at a spread: its shared rate and step w, and which is on an
-    edge."""
+    """A rule's chosen setting at a spread: its shared rate and w, and which is on an edge."""
     arm, lr = out.chosen[(rule, spread)]
     lrs, w = study.plane.lrs(study.optimizer), study.w_steps[study.arms(rule, spread).index(arm)]
     return {"lr": lr, "w": w, "lr_edge": lr in (lrs[0], lrs[-1]),
@@ -42,10 +40,9 @@ def recall_points(study):
 
 
 def setting(c, study=STUDY):
-    """``0.01, W_Q/W_K ×64^(-1/4)`` with ``(edge)`` after each choice at an end of what was
-    measured (the W_Q/W_K multiplier only where the study tunes it)."""
-    step = f"×{study.d_k}^({-c['w']}/4)" if c["w"] else "×1"
-    w = f", W_Q/W_K {step}" + " (edge)" * c["w_edge"] if len(study.w_steps) > 1 else ""
+    """``0.01, w = 1`` with ``(edge)`` after each choice at an end of what was measured (w
+    only where the study tunes it)."""
+    w = f", w = {c['w']}" + " (edge)" * c["w_edge"] if len(study.w_steps) > 1 else ""
     return f"{c['lr']:.3g}" + " (edge)" * c["lr_edge"] + w
 
 
@@ -72,8 +69,7 @@ print(figure.html)
 
 print(sdpa.markdown_table(
     ["starting spread", "what it is", "without − with the factor (nats)",
-     "without / with (ratio)", *(f"{rule.label}: chosen rate"
-                                 + ", W_Q/W_K multiplier" * (len(STUDY.w_steps) > 1)
+     "without / with (ratio)", *(f"{rule.label}: chosen rate" + ", w" * (len(STUDY.w_steps) > 1)
                                  for rule in RULES)],
     [(p["spread"], next((n for n, x in STUDY.named if x == p["spread"]), "—"),
       str(p["difference"]), p["log_ratio"].ratio(),
@@ -81,8 +77,7 @@ print(sdpa.markdown_table(
     align="rlrrll",
     caption="The figure's points, and the ratio of the two losses, paired by seed (a stuck seed "
     "widens the difference's interval more than the ratio's); each rule's chosen shared rate"
-    + (f" and the multiplier on W_Q's and W_K's rate, from {STUDY.d_k}^({-STUDY.w_steps[0]}/4) to "
-       f"{STUDY.d_k}^({-STUDY.w_steps[-1]}/4) of the rule's own (×1: the rule's default)"
+    + (f" and W_Q/W_K step w (from {STUDY.w_steps[0]} to {STUDY.w_steps[-1]})"
        if len(STUDY.w_steps) > 1 else "") + "; (edge): an end of what was measured. "
     + chance_note(len(result)) + " (the ratio's).",
 ))
